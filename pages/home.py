@@ -1,0 +1,35 @@
+"""Home: what attention is, the formula, a live toy example, and the map of the lesson."""
+
+import numpy as np
+import streamlit as st
+
+from attention_core import scaled_dot_product_attention
+from charts import attention_heatmap
+from ui.common import page_header, show_plotly, translator
+
+t = translator()
+page_header(t, "home", r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    st.subheader(t("home.map_title"))
+    for path, key in [
+        ("pages/rnn_bottleneck.py", "rnn"),
+        ("pages/qkv_library.py", "qkv"),
+        ("pages/self_attention.py", "self_attention"),
+        ("pages/scaling.py", "scaling"),
+        ("pages/causal_mask.py", "causal"),
+        ("pages/glove_experiment.py", "glove"),
+    ]:
+        st.page_link(path, label=t(f"nav.{key}"))
+        st.caption(t(f"home.claim_{key}"))
+
+with right:
+    st.subheader(t("home.demo_title"))
+    seed = st.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="home_seed")
+    rng = np.random.default_rng(int(seed))
+    tokens = ["a", "b", "c", "d", "e"]
+    Q, K, V = (rng.normal(size=(len(tokens), 4)) for _ in range(3))
+    _, weights = scaled_dot_product_attention(Q, K, V)
+    show_plotly(attention_heatmap(weights, tokens, title=t("home.demo_caption")), key="home_heatmap")
+    st.caption(t("home.demo_note"))

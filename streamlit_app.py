@@ -1,0 +1,43 @@
+"""Attention, live: the entry point. The frame (page config, sidebar, navigation) and the error boundary."""
+
+import streamlit as st
+from streamlit.errors import FragmentHandledException
+
+from ui.common import render_error_boundary, translator
+from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
+
+st.set_page_config(page_title="Attention, live", page_icon=":material/hub:", layout="wide")
+
+# The language lives in the URL as ?lang=en|ja (the code, not the label), so a copied link keeps it.
+if "lang" not in st.session_state:
+    requested = st.query_params.get("lang", DEFAULT_LANGUAGE)
+    st.session_state.lang = requested if requested in LANGUAGES else DEFAULT_LANGUAGE
+    st.session_state.lang_notice = requested not in LANGUAGES
+with st.sidebar:
+    st.selectbox("Language / 言語", list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
+if st.session_state.lang == DEFAULT_LANGUAGE:
+    st.query_params.pop("lang", None)
+else:
+    st.query_params["lang"] = st.session_state.lang
+
+t = translator()
+if st.session_state.pop("lang_notice", False):
+    st.toast(t("common.bad_lang_param"))
+
+PAGES = [
+    st.Page("pages/home.py", title=t("nav.home"), icon=":material/home:", url_path="home", default=True),
+    st.Page("pages/rnn_bottleneck.py", title=t("nav.rnn"), icon=":material/linear_scale:", url_path="rnn"),
+    st.Page("pages/qkv_library.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
+    st.Page("pages/self_attention.py", title=t("nav.self_attention"), icon=":material/hub:", url_path="self-attention"),
+    st.Page("pages/scaling.py", title=t("nav.scaling"), icon=":material/functions:", url_path="scaling"),
+    st.Page("pages/causal_mask.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
+    st.Page("pages/glove_experiment.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
+]
+
+page = st.navigation(PAGES)
+try:
+    page.run()
+except FragmentHandledException:
+    raise
+except Exception as exc:  # the error boundary: one broken page never shows a traceback
+    render_error_boundary(exc, t)

@@ -1,0 +1,119 @@
+"""Browser fixtures: one real `streamlit run` server per test session, and Chromium driven by Playwright.
+
+Chromium is found at $CHROMIUM_PATH, /usr/bin/chromium or on PATH. Without it the browser tests skip,
+except under CI=true, where a missing browser fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+
+
+def find_chromium() -> str | None:
+    candidates = [os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+    candidates += [shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")]
+    return next((c for c in candidates if c and Path(c).exists()), None)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("streamlit did not become healthy in time")
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """Base URL of a `streamlit run streamlit_app.py` server on a free loopback port."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("server") / "streamlit.log"
+    log = open(log_path, "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = find_chromium()
+    if path is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI=true but no Chromium found (set CHROMIUM_PATH or apt-get install chromium)")
+        pytest.skip("no Chromium found: set CHROMIUM_PATH or install chromium to run the browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    dialogs = []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.dialogs = dialogs
+    yield pg
+    context.close()
+
+
+def wait_for_app(pg, timeout: float = 60_000) -> None:
+    """Wait until the script has finished running (Streamlit's own e2e readiness check)."""
+    pg.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+    pg.wait_for_timeout(300)
+
+
+def open_page(pg, app_url: str, url_path: str = "", query: str = "") -> None:
+    """Go to one page of the app (its url_path, e.g. 'scaling') and wait for the script to finish."""
+    pg.goto(f"{app_url}/{url_path}{('?' + query) if query else ''}")
+    pg.wait_for_selector("[data-testid='stApp']", timeout=60_000)
+    wait_for_app(pg)
