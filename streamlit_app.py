@@ -3,7 +3,8 @@
 import streamlit as st
 from streamlit.errors import FragmentHandledException
 
-from ui.common import render_error_boundary, translator
+from ui.common import presenter_style, render_error_boundary, translator
+from ui.links import ignored_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
 
 st.set_page_config(page_title="Attention, live", page_icon=":material/hub:", layout="wide")
@@ -21,6 +22,10 @@ else:
     st.query_params["lang"] = st.session_state.lang
 
 t = translator()
+with st.sidebar:
+    st.toggle(t("common.presenter"), key="presenter", help=t("common.presenter_help"), bind="query-params")
+if st.session_state.presenter:
+    st.html(presenter_style())
 if st.session_state.pop("lang_notice", False):
     st.toast(t("common.bad_lang_param"))
 
@@ -35,8 +40,11 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+link_params = st.query_params.to_dict()
 try:
     page.run()
+    for name, value in ignored_link_params(link_params, st.query_params.to_dict(), st.session_state):
+        st.toast(t("common.bad_link_param", name=name, value=value[:40]))
 except FragmentHandledException:
     raise
 except Exception as exc:  # the error boundary: one broken page never shows a traceback

@@ -113,8 +113,26 @@ def show_unknown(t: Translator, unknown: list[str]) -> None:
         st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in unknown)))
 
 
+PRESENTER_FONT_SIZE = 20
+
+
+def presenter_style() -> str:
+    """CSS for presenter mode: bigger text and controls for a projector (theme colours untouched)."""
+    return """<style>
+    .stApp { font-size: 1.3rem; }
+    .stApp [data-testid="stMarkdownContainer"] p, .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
+    .stApp h1 { font-size: 3rem; }
+    .stApp .katex { font-size: 1.6em; }
+    .stApp [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
+    </style>"""
+
+
 def show_plotly(fig, key: str, **kwargs):
-    """st.plotly_chart with the app's export config; extra kwargs (on_select, selection_mode) pass through."""
+    """st.plotly_chart with the app's export config (PNG/SVG); bigger fonts in presenter mode; kwargs pass through."""
+    if st.session_state.get("presenter", False):
+        fig.update_layout(font=dict(size=PRESENTER_FONT_SIZE))
+        if fig.layout.height:
+            fig.update_layout(height=int(fig.layout.height * 1.2))
     return st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **kwargs)
 
 
