@@ -24,6 +24,8 @@ else:
 t = translator()
 with st.sidebar:
     st.toggle(t("common.presenter"), key="presenter", help=t("common.presenter_help"), bind="query-params")
+    st.radio(t("common.export_format"), ["png", "svg"], format_func=str.upper, key="export_format",
+             horizontal=True, help=t("common.export_help"))
 if st.session_state.presenter:
     st.html(presenter_style())
 if st.session_state.pop("lang_notice", False):

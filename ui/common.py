@@ -133,7 +133,9 @@ def show_plotly(fig, key: str, **kwargs):
         fig.update_layout(font=dict(size=PRESENTER_FONT_SIZE))
         if fig.layout.height:
             fig.update_layout(height=int(fig.layout.height * 1.2))
-    return st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **kwargs)
+    image_format = st.session_state.get("export_format", "png")
+    config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": image_format, "filename": key, "scale": 2}}
+    return st.plotly_chart(fig, key=key, config=config, **kwargs)
 
 
 def render_error_boundary(exc: BaseException, t: Translator) -> None:
