@@ -11,7 +11,7 @@ class PageInfo:
 
 
 PAGES = [
-    PageInfo("pages/home.py", "home", "home"),
+    PageInfo("pages/home.py", "", "home"),
     PageInfo("pages/rnn_bottleneck.py", "rnn", "rnn"),
     PageInfo("pages/qkv_library.py", "qkv", "qkv"),
     PageInfo("pages/self_attention.py", "self-attention", "self_attention"),

@@ -121,7 +121,8 @@ def presenter_style() -> str:
     return """<style>
     .stApp { font-size: 1.3rem; }
     .stApp [data-testid="stMarkdownContainer"] p, .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
-    .stApp h1 { font-size: 3rem; }
+    .stApp h1 { font-size: 3.6rem; }
+    .stApp h2, .stApp h3 { font-size: 2rem; }
     .stApp .katex { font-size: 1.6em; }
     .stApp [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
     </style>"""
