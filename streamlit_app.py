@@ -32,13 +32,13 @@ if st.session_state.pop("lang_notice", False):
     st.toast(t("common.bad_lang_param"))
 
 PAGES = [
-    st.Page("pages/home.py", title=t("nav.home"), icon=":material/home:", url_path="home", default=True),
-    st.Page("pages/rnn_bottleneck.py", title=t("nav.rnn"), icon=":material/linear_scale:", url_path="rnn"),
-    st.Page("pages/qkv_library.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
-    st.Page("pages/self_attention.py", title=t("nav.self_attention"), icon=":material/hub:", url_path="self-attention"),
-    st.Page("pages/scaling.py", title=t("nav.scaling"), icon=":material/functions:", url_path="scaling"),
-    st.Page("pages/causal_mask.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
-    st.Page("pages/glove_experiment.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
+    st.Page("lessons/home.py", title=t("nav.home"), icon=":material/home:", default=True),
+    st.Page("lessons/rnn_bottleneck.py", title=t("nav.rnn"), icon=":material/linear_scale:", url_path="rnn"),
+    st.Page("lessons/qkv_library.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
+    st.Page("lessons/self_attention.py", title=t("nav.self_attention"), icon=":material/hub:", url_path="self-attention"),
+    st.Page("lessons/scaling.py", title=t("nav.scaling"), icon=":material/functions:", url_path="scaling"),
+    st.Page("lessons/causal_mask.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
+    st.Page("lessons/glove_experiment.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
 ]
 
 page = st.navigation(PAGES)

@@ -40,7 +40,7 @@ def weight_bars(
     )
     fig.update_layout(
         **base_layout(title, height),
-        xaxis=dict(tickvals=positions, ticktext=[labels[i] for i in order], title=None),
+        xaxis=dict(type="category", tickvals=positions, ticktext=[labels[i] for i in order], title=None),
         yaxis=dict(title=value_label + (" (%)" if as_percent else ""), rangemode="tozero"),
         showlegend=False,
     )

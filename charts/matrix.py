@@ -20,6 +20,7 @@ def attention_heatmap(
     value_label: str = "weight",
     height: int | None = None,
     show_values: bool | None = None,
+    axis_titles: tuple[str, str] = ("key", "query"),
 ) -> go.Figure:
     """weights: (n_q, n_k) -> heat map; ``hidden`` (n_q, n_k) bool cells are drawn grey (masked / not yet generated).
 
@@ -55,8 +56,10 @@ def attention_heatmap(
     fig.update_layout(
         **layout,
         plot_bgcolor=MASKED_GREY,
-        xaxis=dict(tickvals=list(range(n_k)), ticktext=col_labels, side="bottom", title="key", showgrid=False),
-        yaxis=dict(tickvals=list(range(n_q)), ticktext=row_labels, autorange="reversed", title="query", showgrid=False),
+        xaxis=dict(tickvals=list(range(n_k)), ticktext=col_labels, side="bottom", title=axis_titles[0],
+                   showgrid=False, zeroline=False),
+        yaxis=dict(tickvals=list(range(n_q)), ticktext=row_labels, autorange="reversed", title=axis_titles[1],
+                   showgrid=False, zeroline=False),
     )
     if highlight_row is not None and 0 <= highlight_row < n_q:
         fig.add_shape(

@@ -19,7 +19,7 @@ def run_page(file: str, lang: str = "en", timeout: float = 60, query: dict | Non
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
-    if file != "pages/home.py":
+    if file != "lessons/home.py":
         at.switch_page(file).run()
     return at
 

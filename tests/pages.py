@@ -11,11 +11,11 @@ class PageInfo:
 
 
 PAGES = [
-    PageInfo("pages/home.py", "", "home"),
-    PageInfo("pages/rnn_bottleneck.py", "rnn", "rnn"),
-    PageInfo("pages/qkv_library.py", "qkv", "qkv"),
-    PageInfo("pages/self_attention.py", "self-attention", "self_attention"),
-    PageInfo("pages/scaling.py", "scaling", "scaling"),
-    PageInfo("pages/causal_mask.py", "causal", "causal"),
-    PageInfo("pages/glove_experiment.py", "glove", "glove"),
+    PageInfo("lessons/home.py", "", "home"),
+    PageInfo("lessons/rnn_bottleneck.py", "rnn", "rnn"),
+    PageInfo("lessons/qkv_library.py", "qkv", "qkv"),
+    PageInfo("lessons/self_attention.py", "self-attention", "self_attention"),
+    PageInfo("lessons/scaling.py", "scaling", "scaling"),
+    PageInfo("lessons/causal_mask.py", "causal", "causal"),
+    PageInfo("lessons/glove_experiment.py", "glove", "glove"),
 ]

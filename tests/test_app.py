@@ -24,12 +24,12 @@ def test_every_page_renders(page, lang):
 
 
 def test_japanese_link_selects_japanese():
-    at = run_page("pages/home.py", "ja")
+    at = run_page("lessons/home.py", "ja")
     assert at.title[0].value == "アテンションを動かして学ぶ"
 
 
 def test_home_demo_rows_sum_to_one_and_change_with_seed():
-    at = run_page("pages/home.py")
+    at = run_page("lessons/home.py")
     z0 = decode_array(plotly_figures(at)[0]["data"][0]["z"])
     np.testing.assert_allclose(z0.sum(axis=1), 1.0)
     at.number_input(key="home_seed").set_value(7).run()

@@ -56,16 +56,16 @@ def test_error_boundary_shows_a_message_not_a_traceback(monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(ui.common, "page_header", broken)
-    at = run_page("pages/home.py")
+    at = run_page("lessons/home.py")
     assert not at.exception
     assert len(at.error) == 1 and "RuntimeError" in at.error[0].value and "boom" not in at.error[0].value
     monkeypatch.undo()
-    assert_clean(run_page("pages/home.py"))  # the next session is unaffected
+    assert_clean(run_page("lessons/home.py"))  # the next session is unaffected
 
 
 def test_sessions_do_not_share_state():
-    a = run_page("pages/home.py")
-    b = run_page("pages/home.py")
+    a = run_page("lessons/home.py")
+    b = run_page("lessons/home.py")
     a.number_input(key="home_seed").set_value(42).run()
     b.run()
     assert a.number_input(key="home_seed").value == 42

@@ -56,12 +56,12 @@ def test_every_used_key_exists():
     """Every literal t("section.key") in the code names a key that exists."""
     en = load_strings("en")
     used = set()
-    for path in list(ROOT.glob("pages/*.py")) + list(ROOT.glob("ui/*.py")) + [ROOT / "streamlit_app.py"]:
+    for path in list(ROOT.glob("lessons/*.py")) + list(ROOT.glob("ui/*.py")) + [ROOT / "streamlit_app.py"]:
         used |= set(re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z0-9_]+)["']""", path.read_text(encoding="utf-8")))
     assert sorted(k for k in used if k not in en and k != "section.key") == []
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "lessons").glob("*.py")), ids=lambda p: p.name)
 def test_pages_do_no_math_and_stay_short(path):
     text = path.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 200
@@ -75,3 +75,9 @@ def test_no_unsafe_html_outside_tests():
         if ".venv" not in p.parts and "tests" not in p.parts and re.search(r"unsafe_allow_html\s*=\s*True", p.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_no_pages_folder():
+    """Streamlit 1.67 runs a pages/ folder as a v1 multipage app until st.navigation has run once in the
+    process, so the first deep link after a restart would open a lesson without the frame. Lessons live in lessons/."""
+    assert not (ROOT / "pages").exists()

@@ -9,12 +9,17 @@ import logging
 import re
 
 import streamlit as st
+from threadpoolctl import threadpool_limits
 
 from attention_core.glove import GloveUnavailable, load_glove
 from attention_core.text import tokenize
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 
 log = logging.getLogger("attention_app")
+
+# One BLAS thread per computation: the server runs many small products for many students at once on
+# 2 cores, where BLAS's own threads only oversubscribe (a training run took 6-8 s with 2 threads, 0.1 s with 1).
+threadpool_limits(limits=1, user_api="blas")
 
 MAX_CHARS = 500  # enforced by Streamlit on the server too (text_input max_chars)
 MAX_TOKENS = 40
@@ -105,6 +110,11 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:^&])")
 def md_escape(text: str) -> str:
     """User text -> Markdown that shows it literally (no links, LaTeX, HTML, emphasis or :shortcodes:)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def heatmap_axes(t: Translator) -> tuple[str, str]:
+    """(x title, y title) of an attention heat map in the current language."""
+    return t("common.axis_key"), t("common.axis_query")
 
 
 def show_unknown(t: Translator, unknown: list[str]) -> None:

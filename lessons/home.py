@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
-from ui.common import page_header, show_plotly, translator
+from ui.common import heatmap_axes, page_header, show_plotly, translator
 
 t = translator()
 page_header(t, "home", r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
@@ -14,12 +14,12 @@ left, right = st.columns([3, 2], gap="large")
 with left:
     st.subheader(t("home.map_title"))
     for path, key in [
-        ("pages/rnn_bottleneck.py", "rnn"),
-        ("pages/qkv_library.py", "qkv"),
-        ("pages/self_attention.py", "self_attention"),
-        ("pages/scaling.py", "scaling"),
-        ("pages/causal_mask.py", "causal"),
-        ("pages/glove_experiment.py", "glove"),
+        ("lessons/rnn_bottleneck.py", "rnn"),
+        ("lessons/qkv_library.py", "qkv"),
+        ("lessons/self_attention.py", "self_attention"),
+        ("lessons/scaling.py", "scaling"),
+        ("lessons/causal_mask.py", "causal"),
+        ("lessons/glove_experiment.py", "glove"),
     ]:
         st.page_link(path, label=t(f"nav.{key}"))
         st.caption(t(f"home.claim_{key}"))
@@ -31,5 +31,6 @@ with right:
     tokens = ["a", "b", "c", "d", "e"]
     Q, K, V = (rng.normal(size=(len(tokens), 4)) for _ in range(3))
     _, weights = scaled_dot_product_attention(Q, K, V)
-    show_plotly(attention_heatmap(weights, tokens, title=t("home.demo_caption")), key="home_heatmap")
+    show_plotly(attention_heatmap(weights, tokens, title=t("home.demo_caption"), axis_titles=heatmap_axes(t)),
+                key="home_heatmap")
     st.caption(t("home.demo_note"))
