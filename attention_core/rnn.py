@@ -1,0 +1,301 @@
+"""The RNN bottleneck: an Elman RNN in NumPy, its exact input Jacobians, and a memory probe.
+
+The RNN reads x_1 .. x_T one after another, h_t = tanh(W_x x_t + W_h h_{t-1} + b), so the last
+state h_T is all that is left of the sentence. Two measurements show what that costs:
+
+- how strongly h_T still depends on each input, the norm of the Jacobian d h_T / d x_t, computed
+  exactly by the chain rule, next to the same quantity for one attention layer (every input is one
+  step away from the output);
+- how well the FIRST input can be read back from h_T by the best linear read-out (ridge regression
+  fitted on training sentences, R^2 on held-out ones), against sentence length.
+
+Vectors are rows: X is (T, d_in), states H are (T, hidden). Attention uses the conventions of
+attention_core.attention (rows are tokens, Q = X W_q).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from attention_core.attention import SeedLike, as_generator, random_projection, scaled_dot_product_attention, softmax
+
+
+@dataclass(frozen=True)
+class ElmanWeights:
+    """An Elman RNN's parameters: W_x (hidden, d_in), W_h (hidden, hidden), b (hidden,)."""
+
+    W_x: np.ndarray
+    W_h: np.ndarray
+    b: np.ndarray
+
+    @property
+    def hidden(self) -> int:
+        return self.W_h.shape[0]
+
+    @property
+    def d_in(self) -> int:
+        return self.W_x.shape[1]
+
+
+@dataclass(frozen=True)
+class AttentionWeights:
+    """One attention layer's projections, each (d_in, d_k): Q = X W_q, K = X W_k, V = X W_v."""
+
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """The memory probe: lengths (L,), hidden_sizes (k,), rnn_r2 (k, L), attention_r2 (L,), all held-out R^2."""
+
+    lengths: np.ndarray
+    hidden_sizes: tuple[int, ...]
+    rnn_r2: np.ndarray
+    attention_r2: np.ndarray
+
+
+def spectral_radius(W) -> float:
+    """W: (n, n) -> the largest absolute eigenvalue."""
+    return float(np.max(np.abs(np.linalg.eigvals(np.asarray(W, dtype=np.float64)))))
+
+
+def scale_to_spectral_radius(W, radius: float) -> np.ndarray:
+    """W: (n, n) -> (n, n) W rescaled so that its spectral radius equals ``radius`` (> 0)."""
+    if not np.isfinite(radius) or radius <= 0:
+        raise ValueError(f"the spectral radius must be a positive finite number, got {radius!r}")
+    W = np.asarray(W, dtype=np.float64)
+    current = spectral_radius(W)
+    if current == 0:
+        raise ValueError("a matrix with spectral radius 0 (nilpotent) cannot be rescaled to another radius")
+    return W * (radius / current)
+
+
+def elman_weights(d_in: int, hidden: int, radius: float, seed: SeedLike, bias_std: float = 0.1) -> ElmanWeights:
+    """-> ElmanWeights with W_x (hidden, d_in) ~ N(0, 1/d_in), W_h (hidden, hidden) Gaussian scaled to ``radius``, b ~ N(0, bias_std^2)."""
+    if d_in < 1 or hidden < 1:
+        raise ValueError(f"d_in and hidden must be >= 1, got {d_in} and {hidden}")
+    rng = as_generator(seed)
+    W_x = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(hidden, d_in))
+    W_h = scale_to_spectral_radius(rng.normal(0.0, 1.0 / np.sqrt(hidden), size=(hidden, hidden)), radius)
+    b = rng.normal(0.0, bias_std, size=hidden)
+    return ElmanWeights(W_x, W_h, b)
+
+
+def rnn_states(X, weights: ElmanWeights, h0=None) -> np.ndarray:
+    """X: (..., T, d_in) -> H: (..., T, hidden), H[..., t, :] = tanh(W_x x_t + W_h h_{t-1} + b), h_{-1} = h0 (zeros)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[-1] != weights.d_in:
+        raise ValueError(f"inputs have {X.shape[-1]} features but W_x expects {weights.d_in}")
+    drive = X @ weights.W_x.T + weights.b  # the input part of every step at once: (..., T, hidden)
+    h = np.zeros(X.shape[:-2] + (weights.hidden,)) if h0 is None else np.broadcast_to(h0, X.shape[:-2] + (weights.hidden,))
+    H = np.empty(X.shape[:-1] + (weights.hidden,))
+    for t in range(X.shape[-2]):  # the recurrence itself cannot be parallelised: step t needs h_{t-1}
+        h = np.tanh(drive[..., t, :] + h @ weights.W_h.T)
+        H[..., t, :] = h
+    return H
+
+
+def rnn_input_jacobians(X, weights: ElmanWeights) -> np.ndarray:
+    """X: (T, d_in) -> J: (T, hidden, d_in), J[t] = d h_T / d x_t (exact chain rule, h_T the last state).
+
+    d h_T / d x_t = D_T W_h D_{T-1} W_h ... D_{t+1} W_h D_t W_x with D_k = diag(1 - h_k^2).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"rnn_input_jacobians takes one sentence (T, d_in), got shape {X.shape}")
+    H = rnn_states(X, weights)
+    T = X.shape[0]
+    J = np.empty((T, weights.hidden, weights.d_in))
+    back = np.eye(weights.hidden)  # d h_T / d h_t, starting at t = T (identity)
+    for t in range(T - 1, -1, -1):
+        through_tanh = back * (1.0 - H[t] ** 2)  # (d h_T / d h_t) D_t, D_t diagonal
+        J[t] = through_tanh @ weights.W_x
+        back = through_tanh @ weights.W_h
+    return J
+
+
+def rnn_states_after(X, weights: ElmanWeights, lengths):
+    """X: (N, T, d_in), lengths: increasing ints in 1..T -> yields (L, h (N, hidden)), the state after the first L words.
+
+    The same recurrence as rnn_states, but it keeps only the current state, so memory stays O(N * hidden).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    wanted = [int(L) for L in lengths]
+    if wanted != sorted(set(wanted)) or not wanted or wanted[0] < 1 or wanted[-1] > X.shape[-2]:
+        raise ValueError(f"lengths must increase strictly within 1..{X.shape[-2]}, got {wanted[:5]}...")
+    h = np.zeros(X.shape[:-2] + (weights.hidden,))
+    for t in range(wanted[-1]):
+        h = np.tanh(X[..., t, :] @ weights.W_x.T + weights.b + h @ weights.W_h.T)
+        if t + 1 in wanted:
+            yield t + 1, h
+
+
+def attention_weights_for(d_in: int, d_k: int, seed: SeedLike) -> AttentionWeights:
+    """-> AttentionWeights with three Glorot-normal (d_in, d_k) projections, drawn in the order q, k, v."""
+    rng = as_generator(seed)
+    return AttentionWeights(*(random_projection(d_in, d_k, rng) for _ in range(3)))
+
+
+def attention_last_output(X, weights: AttentionWeights) -> np.ndarray:
+    """X: (T, d_in) -> y: (d_k,), the attention output at the last position (its query reads every position)."""
+    X = np.asarray(X, dtype=np.float64)
+    out, _ = scaled_dot_product_attention(X[-1:] @ weights.W_q, X @ weights.W_k, X @ weights.W_v)
+    return out[0]
+
+
+def attention_input_jacobians(X, weights: AttentionWeights) -> np.ndarray:
+    """X: (T, d_in) -> J: (T, d_k, d_in), J[t] = d y / d x_t for y = attention_last_output(X) (analytic).
+
+    y = sum_j a_j v_j with a = softmax(q k_j / sqrt(d_k)), q = x_T W_q, k_j = x_j W_k, v_j = x_j W_v.
+    x_t reaches y in one step: through its value (a_t W_v^T), its key (a_t (v_t - y) (W_k q)^T / sqrt(d_k)),
+    and, for the last position only, through the query.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"attention_input_jacobians takes one sentence (T, d_in), got shape {X.shape}")
+    d_k = weights.W_q.shape[1]
+    q = X[-1] @ weights.W_q
+    K, V = X @ weights.W_k, X @ weights.W_v
+    a = softmax(K @ q / np.sqrt(d_k))
+    y = a @ V
+    spread = a[:, None] * (V - y)  # (T, d_k): d y / d score_j = a_j (v_j - y)
+    J = a[:, None, None] * weights.W_v.T[None] + spread[:, :, None] * (weights.W_k @ q / np.sqrt(d_k))[None, None, :]
+    J[-1] += spread.T @ (K @ weights.W_q.T) / np.sqrt(d_k)  # the query path: d score_j / d x_T = W_q k_j / sqrt(d_k)
+    return J
+
+
+def spectral_norms(J) -> np.ndarray:
+    """J: (T, m, n) -> (T,) the largest singular value of each J[t] (the biggest gain from x_t to the output)."""
+    J = np.asarray(J, dtype=np.float64)
+    return np.linalg.norm(J, ord=2, axis=(-2, -1))
+
+
+def path_lengths(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """n -> (rnn (n,), attention (n,)): how many layers the signal of word t passes to reach the last output.
+
+    For the RNN, word t (1-based) passes h_t, h_{t+1}, ..., h_n: n - t + 1 steps; for attention always 1.
+    """
+    if n < 1:
+        raise ValueError(f"path_lengths needs n >= 1, got {n}")
+    return np.arange(n, 0, -1), np.ones(n, dtype=int)
+
+
+def sequential_steps(n: int) -> dict[str, int]:
+    """n -> {"rnn": steps that must run one after another, "attention": 1, "pairs": n * n scored at once}."""
+    if n < 1:
+        raise ValueError(f"sequential_steps needs n >= 1, got {n}")
+    return {"rnn": n, "attention": 1, "pairs": n * n}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Per position t: rnn_norm, attention_norm (T,) spectral norms of the Jacobians; rnn_steps, attention_steps (T,)."""
+
+    rnn_norm: np.ndarray
+    attention_norm: np.ndarray
+    rnn_steps: np.ndarray
+    attention_steps: np.ndarray
+
+
+def influence_profile(X, hidden: int, radius: float, seed: SeedLike) -> Profile:
+    """X: (T, d_in) -> Profile: how much the last output depends on each x_t, for a seeded RNN and attention layer.
+
+    The RNN (hidden units, recurrent spectral radius ``radius``) and the attention layer (d_k = hidden)
+    are drawn from one generator, RNN first.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise ValueError(f"influence_profile needs at least one input vector (T, d_in), got shape {X.shape}")
+    rng = as_generator(seed)
+    rnn = elman_weights(X.shape[1], hidden, radius, rng)
+    att = attention_weights_for(X.shape[1], hidden, rng)
+    rnn_steps, attention_steps = path_lengths(X.shape[0])
+    with threadpool_limits(limits=1, user_api="blas"):  # small products: see memory_probe
+        rnn_norm = spectral_norms(rnn_input_jacobians(X, rnn))
+        attention_norm = spectral_norms(attention_input_jacobians(X, att))
+    return Profile(rnn_norm, attention_norm, rnn_steps, attention_steps)
+
+
+def ridge_fit(F, Y, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """F: (..., N, p), Y: (..., N, m) -> (W (..., p, m), intercept (..., 1, m)) minimising |Y - F W - c|^2 + alpha |W|^2.
+
+    The closed form W = (Fc^T Fc + alpha I)^-1 Fc^T Yc on centred data; leading axes are independent fits.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    f_mean, y_mean = F.mean(axis=-2, keepdims=True), Y.mean(axis=-2, keepdims=True)
+    Fc, Yc = F - f_mean, Y - y_mean
+    Ft = np.swapaxes(Fc, -1, -2)
+    W = np.linalg.solve(Ft @ Fc + alpha * np.eye(F.shape[-1]), Ft @ Yc)
+    return W, y_mean - f_mean @ W
+
+
+def r2_score(Y, Y_hat) -> np.ndarray:
+    """Y, Y_hat: (..., N, m) -> (...) 1 - sum (Y - Y_hat)^2 / sum (Y - mean Y)^2, pooled over the m outputs."""
+    Y = np.asarray(Y, dtype=np.float64)
+    Y_hat = np.asarray(Y_hat, dtype=np.float64)
+    total = np.sum((Y - Y.mean(axis=-2, keepdims=True)) ** 2, axis=(-2, -1))
+    return 1.0 - np.sum((Y - Y_hat) ** 2, axis=(-2, -1)) / total
+
+
+def first_word_recall_rnn(H_train, H_test, x0_train, x0_test, alpha: float) -> np.ndarray:
+    """H_*: (..., N_*, hidden) final states, x0_*: (N_*, d_in) first words -> (...) held-out R^2 of a ridge read-out."""
+    H_train = np.asarray(H_train, dtype=np.float64)
+    targets = np.broadcast_to(x0_train, H_train.shape[:-1] + (np.shape(x0_train)[-1],))
+    W, c = ridge_fit(H_train, targets, alpha)
+    return r2_score(x0_test, np.asarray(H_test, dtype=np.float64) @ W + c)
+
+
+def first_word_recall_attention(X) -> float:
+    """X: (N, T, d_in) -> R^2 of x_0 read off one attention output whose query looks for position 1.
+
+    Keys are one-hot positions, the query is 50 times the first one, values are the words themselves:
+    the weight on the first word is e^50 / (e^50 + T - 1), so the output is x_0 up to ~1e-20. No read-out is fitted.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    T = X.shape[-2]
+    keys = np.eye(T)
+    query = 50.0 * keys[:1]
+    out, _ = scaled_dot_product_attention(query, keys, X, scale=False)  # (N, 1, d_in)
+    return float(r2_score(X[:, 0, :], out[:, 0, :]))
+
+
+def memory_probe(
+    lengths,
+    hidden_sizes,
+    radius: float,
+    seed: SeedLike,
+    d_in: int = 8,
+    word_std: float = 0.7,
+    n_train: int = 2000,
+    n_test: int = 500,
+    alpha: float = 10.0,
+) -> ProbeResult:
+    """lengths: (L,) increasing ints >= 1, hidden_sizes: (k,) -> ProbeResult: can the FIRST word be read back from the last state?
+
+    Sentences are random word vectors N(0, word_std^2 I_{d_in}) (0.7 is the typical size of a GloVe entry), a fresh
+    set per seed; the read-out is fitted on n_train sentences and scored on n_test others. Each RNN runs once over
+    sentences of the largest length: its state after L words is the final state of the first L words, and the
+    read-out for length L is fitted as soon as the RNN gets there (only the current state is kept).
+    """
+    lengths = np.asarray(lengths, dtype=int)
+    if lengths.ndim != 1 or lengths.size == 0 or lengths.min() < 1 or np.any(np.diff(lengths) <= 0):
+        raise ValueError("lengths must be a non-empty, strictly increasing list of integers >= 1")
+    rng = as_generator(seed)
+    X = word_std * rng.normal(size=(n_train + n_test, int(lengths.max()), d_in))
+    x0_train, x0_test = X[:n_train, 0], X[n_train:, 0]
+    rnn_r2 = np.empty((len(hidden_sizes), lengths.size))
+    # Single-threaded BLAS: the products are small, and on a shared CPU two OpenBLAS threads mostly wait for
+    # each other (measured under load: 0.4-0.6 s with one thread, 2.6-5.4 s with two; bench/bench_rnn.py).
+    with threadpool_limits(limits=1, user_api="blas"):
+        for i, hidden in enumerate(hidden_sizes):
+            states = rnn_states_after(X, elman_weights(d_in, int(hidden), radius, rng), lengths)
+            for j, (_, h) in enumerate(states):
+                rnn_r2[i, j] = first_word_recall_rnn(h[:n_train], h[n_train:], x0_train, x0_test, alpha)
+    attention_r2 = np.array([first_word_recall_attention(X[n_train:, :L]) for L in lengths])
+    return ProbeResult(lengths, tuple(int(h) for h in hidden_sizes), rnn_r2, attention_r2)

@@ -1,0 +1,167 @@
+"""AppTest: the RNN-bottleneck page with every control at its extremes, typed and bad sentences, both languages."""
+
+import functools
+
+import numpy as np
+import pytest
+
+from attention_core.glove import embed
+from attention_core.rnn import influence_profile, memory_probe
+from attention_core.sentences import load_sentences
+from attention_core.text import tokenize
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+
+PAGE = "lessons/rnn_bottleneck.py"
+PROBE_LENGTHS, PROBE_HIDDEN = list(range(1, 41)), (8, 32, 128)
+
+
+def influence_figure(at) -> dict | None:
+    """The Jacobian-norm figure: two traces on a log y axis."""
+    found = [f for f in plotly_figures(at) if f["layout"].get("yaxis", {}).get("type") == "log"]
+    return found[0] if found else None
+
+
+def probe_figure(at) -> dict:
+    found = [f for f in plotly_figures(at) if f["layout"].get("yaxis", {}).get("type") != "log"]
+    assert len(found) == 1
+    return found[0]
+
+
+def trace_y(fig: dict) -> list[np.ndarray]:
+    return [decode_array(trace["y"]).astype(float) for trace in fig["data"]]
+
+
+def metrics(at) -> list[str]:
+    return [str(m.value) for m in at.metric]
+
+
+def reveal(at):
+    at.radio(key="rnn_predict").set_value(4).run()
+    assert_clean(at)
+    return at
+
+
+@functools.lru_cache(maxsize=None)
+def expected_probe(radius: float, seed: int):
+    return memory_probe(PROBE_LENGTHS, PROBE_HIDDEN, radius, seed, n_train=2000, n_test=500)
+
+
+def assert_probe_matches_core(at, radius: float, seed: int):
+    ys = trace_y(probe_figure(at))
+    probe = expected_probe(radius, seed)
+    for i in range(len(PROBE_HIDDEN)):
+        np.testing.assert_allclose(ys[i], probe.rnn_r2[i], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ys[-1], probe.attention_r2, rtol=1e-12)
+    assert np.all(ys[-1] > 1 - 1e-9)
+
+
+def assert_influence_finite(at, n: int):
+    fig = influence_figure(at)
+    assert fig is not None, "the Jacobian figure is shown once the question is answered"
+    for y in trace_y(fig):
+        assert y.shape == (n,)
+        assert np.all(np.isfinite(y)) and np.all(y > 0)
+    return fig
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_default_view_shows_the_right_numbers(lang, glove):
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    text = next(s.text for s in load_sentences() if s.id == "long_memory")
+    n = len(tokenize(text))
+    assert metrics(at) == [str(n), "1", f"{n} × {n} = {n * n}"]
+    assert influence_figure(at) is None, "the figure that settles the question waits for an answer"
+    assert_probe_matches_core(at, 0.9, 0)
+    reveal(at)
+    fig = assert_influence_finite(at, n)
+    X, _ = embed(tokenize(text), glove)
+    expected = influence_profile(X, 32, 0.9, 0)
+    rnn_y, att_y = trace_y(fig)
+    np.testing.assert_allclose(rnn_y, expected.rnn_norm, rtol=1e-9)
+    np.testing.assert_allclose(att_y, expected.attention_norm, rtol=1e-9)
+    assert rnn_y[0] / rnn_y[-1] < 1e-2  # the answer the page asks learners to predict
+    assert len(at.get("download_button")) == 2
+    if lang == "ja":
+        assert at.title[0].value == "RNN のボトルネック"
+        assert at.metric[0].label == "RNN：順番に進むステップ数"
+
+
+def test_every_preset_and_typed_sentences(glove):
+    at = run_page(PAGE)
+    reveal(at)
+    for preset in load_sentences():
+        at.selectbox(key="rnn_preset").set_value(preset.id).run()
+        assert_clean(at)
+        n = len(embed(tokenize(preset.text), glove)[0])
+        assert metrics(at)[0] == str(n)
+        assert_influence_finite(at, n)
+    at.selectbox(key="rnn_preset").set_value("custom").run()
+    assert_clean(at)
+    at.text_input(key="rnn_text").input("The cat sat on the mat").run()
+    assert_clean(at)
+    assert metrics(at) == ["6", "1", "6 × 6 = 36"]
+    assert_influence_finite(at, 6)
+    at.text_input(key="rnn_text").input("hello").run()  # a single word: one point per line
+    assert_clean(at)
+    assert_influence_finite(at, 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_bad_sentences_give_messages_not_errors(lang):
+    at = run_page(PAGE, lang)
+    at.selectbox(key="rnn_preset").set_value("custom").run()
+    assert_clean(at)
+    cases = {
+        "": "common.empty_sentence",
+        "   ": "common.empty_sentence",
+        "😀😀 🎉": "rnn.no_known",
+        "qwzxv blorptification": "rnn.no_known",
+        "猫がマットに座った": "rnn.no_known",
+        " ".join(["word"] * 41): "common.too_many_tokens",
+    }
+    from ui.i18n import Translator
+
+    t = Translator(lang)
+    for text, message in cases.items():
+        at.text_input(key="rnn_text").input(text).run()
+        assert_clean(at)
+        warnings = [w.value for w in at.warning]
+        expected = t(message, n=41, limit=40) if "too_many" in message else t(message)
+        assert expected in warnings, (text, warnings)
+        assert influence_figure(at) is None
+        assert_probe_matches_core(at, 0.9, 0)  # the probe does not need the sentence: it is still there
+    for text in ("<script>alert(1)</script> [link](javascript:x) $\\frac{1}{0}$", "x" * 600):
+        at.text_input(key="rnn_text").input(text).run()
+        assert_clean(at)
+
+
+def test_controls_at_their_extremes(glove):
+    at = run_page(PAGE)
+    reveal(at)
+    n = len(tokenize(next(s.text for s in load_sentences() if s.id == "long_memory")))
+    settings = [("rnn_hidden", 1), ("rnn_hidden", 256), ("rnn_radius", 0.1), ("rnn_radius", 2.0)]
+    for key, value in settings:
+        at.slider(key=key).set_value(value).run()
+        assert_clean(at)
+        assert_influence_finite(at, n)
+    for seed in (2**31 - 1, 0):
+        at.number_input(key="rnn_seed").set_value(seed).run()
+        assert_clean(at)
+        assert_influence_finite(at, n)
+    # now hidden 256, radius 2.0, seed 0: the figure shows exactly these settings
+    text = next(s.text for s in load_sentences() if s.id == "long_memory")
+    expected = influence_profile(embed(tokenize(text), glove)[0], 256, 2.0, 0)
+    np.testing.assert_allclose(trace_y(influence_figure(at))[0], expected.rnn_norm, rtol=1e-9)
+    assert_probe_matches_core(at, 2.0, 0)
+
+
+def test_settings_come_from_the_link():
+    at = run_page(PAGE, "ja", query={"rnn_hidden": "8", "rnn_radius": "0.5", "rnn_seed": "3", "rnn_text": "the cat sat"})
+    assert_clean(at)
+    assert at.slider(key="rnn_hidden").value == 8
+    assert abs(at.slider(key="rnn_radius").value - 0.5) < 1e-12
+    assert at.number_input(key="rnn_seed").value == 3
+    assert at.selectbox(key="rnn_preset").value == "custom"
+    assert metrics(at)[0] == "3"
+    assert_probe_matches_core(at, 0.5, 3)
