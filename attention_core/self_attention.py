@@ -1,0 +1,221 @@
+"""Self-attention (lesson 3): hand-designed presets, rule-built heads, the lines to draw, and GloVe self-attention.
+
+Hand-designed presets store sparse SCORES (data/self_attention.toml); every weight is computed here
+with ``softmax``, so the page shows numbers computed live. The previous-word and same-word heads are
+built by rule as scores too, then go through the same softmax.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import SeedLike, as_generator, attention_weights, random_projection, rank_of, softmax
+from .presets import Checker, bilingual, read_preset
+
+HEADS = ("coreference", "previous_word", "same_word")
+GLOVE_MODES = ("raw", "random")
+
+
+@dataclass(frozen=True)
+class Link:
+    source: int
+    target: int
+    score: float
+
+
+@dataclass(frozen=True)
+class SelfAttentionPreset:
+    id: str
+    label: str
+    gloss: dict[str, str]
+    tokens: tuple[str, ...]
+    base_score: float
+    self_score: float
+    links: tuple[Link, ...]
+    pronoun: int
+    antecedent: int
+    glove_text: str
+    glove_pair: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class SelfAttentionData:
+    presets: tuple[SelfAttentionPreset, ...]
+    rule_score: float
+
+    def by_id(self, preset_id: str) -> SelfAttentionPreset:
+        """preset id -> the preset (the first one if the id is unknown)."""
+        return next((p for p in self.presets if p.id == preset_id), self.presets[0])
+
+
+def _index(check: Checker, obj: dict, key: str, path: str, n: int) -> int:
+    value = check.get(obj, key, int, path)
+    if not 0 <= value < n:
+        check.fail(f"{path}.{key}", f"must be a token position from 0 to {n - 1}, got {value}")
+    return value
+
+
+def _number(check: Checker, obj: dict, key: str, path: str) -> float:
+    value = check.get(obj, key, float, path)
+    if not np.isfinite(value):
+        check.fail(f"{path}.{key}" if path else key, "must be a finite number")
+    return value
+
+
+def _validate_preset(item: dict, check: Checker, path: str) -> SelfAttentionPreset:
+    tokens = check.get(item, "tokens", list, path)
+    if not tokens or not all(isinstance(tok, str) and tok.strip() for tok in tokens):
+        check.fail(f"{path}.tokens", "must be a non-empty list of non-empty strings")
+    n = len(tokens)
+    links, seen = [], set()
+    for k, raw in enumerate(check.table_list(item, "links", path)):
+        where = f"{path}.links[{k}]"
+        link = Link(_index(check, raw, "from", where, n), _index(check, raw, "to", where, n), _number(check, raw, "score", where))
+        if (link.source, link.target) in seen:
+            check.fail(where, f"a second link from {link.source} to {link.target}")
+        seen.add((link.source, link.target))
+        links.append(link)
+    pair = check.get(item, "glove_pair", list, path)
+    if len(pair) != 2 or not all(isinstance(w, str) and w.strip() for w in pair):
+        check.fail(f"{path}.glove_pair", "must be two words [pronoun, antecedent]")
+    preset = SelfAttentionPreset(
+        id=check.text(item, "id", path),
+        label=check.text(item, "label", path),
+        gloss=bilingual(check, item, "gloss", path),
+        tokens=tuple(tokens),
+        base_score=_number(check, item, "base_score", path),
+        self_score=_number(check, item, "self_score", path),
+        links=tuple(links),
+        pronoun=_index(check, item, "pronoun", path, n),
+        antecedent=_index(check, item, "antecedent", path, n),
+        glove_text=check.text(item, "glove_text", path),
+        glove_pair=(pair[0].lower(), pair[1].lower()),
+    )
+    if (preset.pronoun, preset.antecedent) not in seen:
+        check.fail(f"{path}.links", f"needs the coreference link from {preset.pronoun} (pronoun) to {preset.antecedent} (antecedent)")
+    return preset
+
+
+def _validate(parsed: dict, check: Checker) -> SelfAttentionData:
+    rule_score = _number(check, parsed, "rule_score", "")
+    presets = tuple(_validate_preset(item, check, f"presets[{i}]") for i, item in enumerate(check.table_list(parsed, "presets")))
+    ids = [p.id for p in presets]
+    if len(set(ids)) != len(ids):
+        check.fail("presets[].id", "ids must be unique")
+    return SelfAttentionData(presets, rule_score)
+
+
+def load_self_attention(data_dir=None) -> SelfAttentionData:
+    """-> the presets of data/self_attention.toml (file order) and the rule heads' score."""
+    return read_preset("self_attention", _validate, data_dir)
+
+
+def preset_scores(preset: SelfAttentionPreset) -> np.ndarray:
+    """preset with n tokens -> (n, n) scores: base everywhere, self_score on the diagonal, then the links."""
+    n = len(preset.tokens)
+    scores = np.full((n, n), preset.base_score, dtype=np.float64)
+    np.fill_diagonal(scores, preset.self_score)
+    for link in preset.links:
+        scores[link.source, link.target] = link.score
+    return scores
+
+
+def previous_word_scores(n: int, score: float) -> np.ndarray:
+    """n -> (n, n) scores: ``score`` at (i, i - 1); the first token, with no previous word, at (0, 0)."""
+    scores = np.zeros((n, n))
+    if n:
+        rows = np.arange(n)
+        scores[rows, np.maximum(rows - 1, 0)] = score
+    return scores
+
+
+def same_word_scores(tokens, score: float) -> np.ndarray:
+    """tokens: (n,) -> (n, n) scores: ``score`` where the two tokens are the same word (ignoring case), itself included."""
+    words = np.array([str(tok).casefold() for tok in tokens], dtype=object)
+    return np.where(words[:, None] == words[None, :], float(score), 0.0)
+
+
+def preset_heads(preset: SelfAttentionPreset, rule_score: float) -> np.ndarray:
+    """preset with n tokens -> (3, n, n) weights of the heads in HEADS order, every row a softmax."""
+    n = len(preset.tokens)
+    scores = np.stack([preset_scores(preset), previous_word_scores(n, rule_score), same_word_scores(preset.tokens, rule_score)])
+    return softmax(scores, axis=-1)
+
+
+def lines_to_keep(weights_row, mass: float) -> np.ndarray:
+    """weights_row: (n,) -> (n,) bool: the smallest set of largest weights whose sum reaches ``mass`` (ties: earlier first)."""
+    row = np.asarray(weights_row, dtype=np.float64)
+    if not 0.0 < mass <= 1.0:
+        raise ValueError(f"the cut-off mass must be in (0, 1], got {mass!r}")
+    order = np.argsort(-row, kind="stable")
+    reached = np.cumsum(row[order]) >= mass * row.sum() - 1e-12
+    count = int(np.argmax(reached)) + 1 if reached.any() else len(row)
+    keep = np.zeros(len(row), dtype=bool)
+    keep[order[:count]] = True
+    return keep
+
+
+def glove_self_attention(X, mode: str = "raw", seed: SeedLike = 0) -> np.ndarray:
+    """X: (n, d) word vectors -> (n, n) weights; "raw": Q = K = X, "random": Q = X W_Q, K = X W_K (seeded, d -> d)."""
+    X = np.asarray(X, dtype=np.float64)
+    if mode == "raw":
+        return attention_weights(X, X, scale=True)
+    if mode != "random":
+        raise ValueError(f"mode must be one of {GLOVE_MODES}, got {mode!r}")
+    rng = as_generator(seed)
+    d = X.shape[-1]
+    W_q, W_k = random_projection(d, d, rng), random_projection(d, d, rng)
+    return attention_weights(X @ W_q, X @ W_k, scale=True)
+
+
+def find_pair(tokens, pair) -> tuple[int, int] | None:
+    """tokens: (n,), pair: (pronoun, antecedent) words -> their first positions (ignoring case), or None if either is missing."""
+    words = [str(tok).casefold() for tok in tokens]
+    source, target = (str(w).casefold() for w in pair)
+    if source not in words or target not in words:
+        return None
+    return words.index(source), words.index(target)
+
+
+def pair_weight_and_rank(weights, source: int, target: int) -> tuple[float, int]:
+    """weights: (n, n) -> (weight of source -> target, rank of target in source's row; 1 = largest)."""
+    row = np.asarray(weights, dtype=np.float64)[source]
+    return float(row[target]), rank_of(row, target)
+
+
+def top_targets(weights_row, count: int) -> list[int]:
+    """weights_row: (n,) -> positions of the ``count`` largest weights, largest first (ties: earlier first)."""
+    row = np.asarray(weights_row, dtype=np.float64)
+    return [int(i) for i in np.argsort(-row, kind="stable")[:count]]
+
+
+def position_labels(tokens) -> list[str]:
+    """tokens: (n,) -> (n,) unique labels "1:tok", "2:tok", ... (tokens may repeat; a digit first keeps CSV cells inert)."""
+    return [f"{i + 1}:{tok}" for i, tok in enumerate(tokens)]
+
+
+def matrix_csv(weights, tokens) -> str:
+    """weights: (n, n), tokens: (n,) -> CSV text: header row of key labels, one row per query, weights to 6 decimals."""
+    W = np.asarray(weights, dtype=np.float64)
+    labels = position_labels(tokens)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["query \\ key", *labels])
+    for label, row in zip(labels, W):
+        writer.writerow([label, *(f"{w:.6f}" for w in row)])
+    return out.getvalue()
+
+
+def preset_for_sentence(data: SelfAttentionData, tokens, preferred_id: str):
+    """tokens: (n,) -> (preset, (pronoun position, antecedent position)) for the first preset whose glove_pair occurs
+    in ``tokens``, trying ``preferred_id`` first; None if no preset's pair occurs."""
+    ordered = sorted(data.presets, key=lambda p: p.id != preferred_id)
+    for preset in ordered:
+        pair = find_pair(tokens, preset.glove_pair)
+        if pair is not None:
+            return preset, pair
+    return None

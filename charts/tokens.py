@@ -1,0 +1,85 @@
+"""Token lines: one token's attention over a sentence, as lines whose width follows the weight.
+
+Queries stand in a column on the left, keys in a column on the right (the same tokens, top to bottom, in the
+order of the heat map's rows). Every token is a marker carrying its position in ``customdata``, so a page can
+make the markers clickable (st.plotly_chart(on_select=..., selection_mode="points")) and read back which
+token was clicked. Lines are not clickable and carry no hover; the key markers hover with the exact weight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from charts.style import ACCENT, SECOND, base_layout
+
+LINE_TRACE_PREFIX = "line"
+
+
+def token_lines(
+    tokens,
+    weights_row,
+    selected: int,
+    keep=None,
+    title: str | None = None,
+    value_label: str = "weight",
+    query_label: str = "query",
+    key_label: str = "key",
+    max_width: float = 16.0,
+    height: int | None = None,
+) -> go.Figure:
+    """tokens: (n,), weights_row: (n,) = the row of token ``selected``; keep: (n,) bool lines to draw (default all).
+
+    Line i runs from the selected query to key i with width proportional to weights_row[i]. Trace order:
+    the drawn lines (named "line <i>"), then the query markers, then the key markers.
+    """
+    labels = [str(tok) for tok in tokens]
+    w = np.asarray(weights_row, dtype=np.float64)
+    n = len(labels)
+    keep = np.ones(n, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    ys = list(range(n))
+    fig = go.Figure()
+    for i in np.flatnonzero(keep):
+        fig.add_trace(
+            go.Scatter(
+                x=[0.0, 1.0], y=[selected, i], mode="lines", name=f"{LINE_TRACE_PREFIX} {i}",
+                line=dict(color=SECOND, width=max(0.75, max_width * float(w[i]))), opacity=0.75,
+                hoverinfo="skip", showlegend=False,
+            )
+        )
+    query_colours = [ACCENT if i == selected else SECOND for i in ys]
+    fig.add_trace(
+        go.Scatter(
+            x=[0.0] * n, y=ys, mode="markers+text", name=query_label, text=labels, textposition="middle left",
+            customdata=ys, marker=dict(size=[18 if i == selected else 12 for i in ys], color=query_colours,
+                                       line=dict(color="white", width=1)),
+            hovertemplate=f"{query_label}: %{{text}}<extra></extra>",
+            unselected=dict(marker=dict(opacity=1.0)), showlegend=False,
+        )
+    )
+    percent = [f"{labels[i]}  {100 * w[i]:.1f}%" for i in ys]
+    source = labels[selected] if 0 <= selected < n else ""
+    fig.add_trace(
+        go.Scatter(
+            x=[1.0] * n, y=ys, mode="markers+text", name=key_label, text=percent, textposition="middle right",
+            customdata=np.column_stack([ys, w]) if n else None,
+            marker=dict(size=[8 + 22 * float(v) for v in w], color=[SECOND if k else "rgba(128,128,128,0.6)" for k in keep],
+                        line=dict(color="white", width=1)),
+            hovertemplate=f"{source} → %{{text}}<br>{value_label} = %{{customdata[1]:.4f}}<extra></extra>",
+            unselected=dict(marker=dict(opacity=1.0)), showlegend=False,
+        )
+    )
+    fig.update_layout(
+        **base_layout(title, height or max(320, 70 + 30 * n)),
+        xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
+        yaxis=dict(range=[n - 0.5, -0.5], visible=False, fixedrange=True),
+        dragmode=False, hovermode="closest", clickmode="event+select",
+    )
+    fig.add_annotation(x=0.0, y=-0.5, text=query_label, showarrow=False, yshift=18, font=dict(size=13))
+    fig.add_annotation(x=1.0, y=-0.5, text=key_label, showarrow=False, yshift=18, font=dict(size=13))
+    return fig
+
+
+def line_traces(fig_json: dict) -> list[dict]:
+    """A token_lines figure as JSON -> its line traces (for tests and for pages that read the figure back)."""
+    return [tr for tr in fig_json.get("data", []) if str(tr.get("name", "")).startswith(LINE_TRACE_PREFIX + " ")]

@@ -1,0 +1,93 @@
+"""Lesson 3 in Chromium: clicking a token marker selects that token; the selectbox follows and the lines change."""
+
+import pytest
+
+from tests.browser.conftest import open_page, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+CHART = ".st-key-sa_lines .js-plotly-plot"
+SELECTED = ".st-key-sa_token input"
+
+LINES_JS = """() => {
+  const gd = document.querySelector(arguments_0);
+  return gd.data.filter(t => (t.name || '').startsWith('line ')).map(t => [t.y[0], t.y[1], t.line.width]);
+}""".replace("arguments_0", repr(CHART))
+
+POINT_JS = """([x, y]) => {
+  const gd = document.querySelector(%r);
+  const fl = gd._fullLayout, box = gd.getBoundingClientRect();
+  return [box.left + fl._size.l + fl.xaxis.l2p(x), box.top + fl._size.t + fl.yaxis.l2p(y)];
+}""" % CHART
+
+
+def open_lesson(page, app_url, query: str = "") -> None:
+    """Open the page; close the "Page not found" dialog that the first deep link after a server start can show
+    (the app still runs the right page behind it, but the dialog would swallow the click)."""
+    open_page(page, app_url, "self-attention", query)
+    page.wait_for_selector(CHART, timeout=60_000)
+    dialog = page.locator("[data-testid='stDialog']")
+    if dialog.count():
+        page.keyboard.press("Escape")
+        dialog.wait_for(state="detached", timeout=10_000)
+
+
+def click_token(page, column: float, index: int) -> None:
+    """Click the marker of token ``index`` in the query (column 0) or key (column 1) column of the token-lines chart."""
+    page.wait_for_selector(CHART + " .nsewdrag", timeout=30_000)
+    page.locator(CHART).scroll_into_view_if_needed()
+    page.wait_for_timeout(800)  # let Plotly attach its hover/click handlers after drawing
+    x, y = page.evaluate(POINT_JS, [column, index])
+    page.mouse.move(x, y)
+    page.wait_for_timeout(200)
+    page.mouse.click(x, y)
+
+
+def wait_selected(page, label: str) -> None:
+    page.wait_for_function(
+        "([sel, want]) => { const el = document.querySelector(sel); return el && el.value === want; }",
+        arg=[SELECTED, label], timeout=30_000,
+    )
+    wait_for_app(page)
+    page.wait_for_selector(CHART, timeout=30_000)
+
+
+def assert_no_error(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert page.dialogs == []
+
+
+def test_clicking_a_query_marker_selects_the_token_and_redraws_the_lines(page, app_url):
+    open_lesson(page, app_url)
+    assert page.locator(SELECTED).input_value() == "それ (9)"
+    before = page.evaluate(LINES_JS)
+    assert before and all(y0 == 8 for y0, _, _ in before)
+
+    click_token(page, 0.0, 0)  # 猫, the first token in the query column
+    wait_selected(page, "猫 (1)")
+    after = page.evaluate(LINES_JS)
+    assert after != before
+    assert all(y0 == 0 for y0, _, _ in after)  # every line now starts at the clicked token
+    assert "猫" in page.locator(".st-key-sa_lines").inner_text()
+    assert_no_error(page)
+
+
+def test_clicking_a_key_marker_selects_it_and_the_selectbox_still_works(page, app_url):
+    open_lesson(page, app_url, "lang=ja&sa_preset=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
+    assert page.locator(SELECTED).input_value() == "it (8)"
+
+    click_token(page, 1.0, 10)  # "tired", in the key column
+    wait_selected(page, "tired (11)")
+    lines = page.evaluate(LINES_JS)
+    assert all(y0 == 10 for y0, _, _ in lines)
+
+    # the keyboard path: choose a token in the selectbox, then click the same marker again
+    page.locator(SELECTED).click()
+    page.keyboard.type("animal")
+    page.keyboard.press("Enter")
+    wait_selected(page, "animal (2)")
+    assert all(y0 == 1 for y0, _, _ in page.evaluate(LINES_JS))
+    click_token(page, 1.0, 10)
+    wait_selected(page, "tired (11)")
+    assert_no_error(page)

@@ -1,0 +1,287 @@
+"""Lesson 3 core (attention_core.self_attention) against independent references: naive loops, brute force, parsing back."""
+
+import csv
+import io
+import itertools
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attention_core.attention import random_projection
+from attention_core.glove import embed
+from attention_core.presets import DATA_DIR, PresetError
+from attention_core.self_attention import (
+    HEADS,
+    find_pair,
+    glove_self_attention,
+    lines_to_keep,
+    load_self_attention,
+    matrix_csv,
+    pair_weight_and_rank,
+    position_labels,
+    preset_for_sentence,
+    preset_heads,
+    preset_scores,
+    previous_word_scores,
+    same_word_scores,
+    top_targets,
+)
+from attention_core.text import tokenize
+
+DATA = load_self_attention()
+
+
+def naive_softmax_rows(scores):
+    """Row-wise softmax with Python loops and math.exp."""
+    out = []
+    for row in scores:
+        top = max(row)
+        exps = [math.exp(s - top) for s in row]
+        total = sum(exps)
+        out.append([e / total for e in exps])
+    return np.array(out)
+
+
+def naive_preset_weights(preset):
+    n = len(preset.tokens)
+    links = {(link.source, link.target): link.score for link in preset.links}
+    scores = [[links.get((i, j), preset.self_score if i == j else preset.base_score) for j in range(n)] for i in range(n)]
+    return naive_softmax_rows(scores)
+
+
+def naive_previous_word(n, score):
+    scores = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        scores[i][i - 1 if i > 0 else 0] = score
+    return scores
+
+
+def naive_same_word(tokens, score):
+    n = len(tokens)
+    return [[score if tokens[i].lower() == tokens[j].lower() else 0.0 for j in range(n)] for i in range(n)]
+
+
+# ---- the presets -----------------------------------------------------------------------------------------
+
+def test_three_presets_with_the_lesson_sentences():
+    ids = [p.id for p in DATA.presets]
+    assert ids == ["cat", "hanako", "animal"]
+    cat, hanako, animal = DATA.presets
+    assert (cat.tokens[cat.pronoun], cat.tokens[cat.antecedent]) == ("それ", "猫")
+    assert (hanako.tokens[hanako.pronoun], hanako.tokens[hanako.antecedent]) == ("彼女", "花子")
+    assert (animal.tokens[animal.pronoun], animal.tokens[animal.antecedent]) == ("it", "animal")
+    assert DATA.by_id("nope") is cat
+
+
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_every_head_row_is_a_distribution(preset):
+    heads = preset_heads(preset, DATA.rule_score)
+    n = len(preset.tokens)
+    assert heads.shape == (len(HEADS), n, n)
+    assert np.isfinite(heads).all() and (heads >= 0).all()
+    np.testing.assert_allclose(heads.sum(axis=-1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_coreference_link_is_the_largest_weight_of_its_row(preset):
+    row = preset_heads(preset, DATA.rule_score)[0][preset.pronoun]
+    others = np.delete(row, preset.antecedent)
+    assert row[preset.antecedent] > others.max()
+    assert pair_weight_and_rank(preset_heads(preset, DATA.rule_score)[0], preset.pronoun, preset.antecedent)[1] == 1
+
+
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_preset_weights_match_a_naive_softmax_of_the_sparse_scores(preset):
+    np.testing.assert_allclose(preset_heads(preset, DATA.rule_score)[0], naive_preset_weights(preset), atol=1e-12)
+    scores = preset_scores(preset)
+    for link in preset.links:
+        assert scores[link.source, link.target] == link.score
+
+
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_rule_heads_of_the_presets_match_naive_loops(preset):
+    heads = preset_heads(preset, DATA.rule_score)
+    n = len(preset.tokens)
+    np.testing.assert_allclose(heads[1], naive_softmax_rows(naive_previous_word(n, DATA.rule_score)), atol=1e-12)
+    np.testing.assert_allclose(heads[2], naive_softmax_rows(naive_same_word(list(preset.tokens), DATA.rule_score)), atol=1e-12)
+
+
+def test_rule_heads_point_where_the_rule_says():
+    animal = DATA.by_id("animal")
+    heads = preset_heads(animal, DATA.rule_score)
+    assert heads[1][0].argmax() == 0  # the first token has no previous word: itself
+    assert [int(heads[1][i].argmax()) for i in range(1, 11)] == list(range(10))
+    # "The" (0) and "the" (4) are the same word: each splits its same-word attention between the two
+    np.testing.assert_allclose(heads[2][0][0], heads[2][0][4])
+    assert heads[2][0][[0, 4]].sum() > 0.9
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 12), st.floats(-20, 20, allow_nan=False))
+def test_previous_word_scores_match_naive_loop(n, score):
+    np.testing.assert_array_equal(previous_word_scores(n, score), np.array(naive_previous_word(n, score)).reshape(n, n))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "A", "b", "猫", "。", "the", "The"]), min_size=1, max_size=12), st.floats(0.5, 20))
+def test_same_word_scores_match_naive_loop(tokens, score):
+    np.testing.assert_array_equal(same_word_scores(tokens, score), np.array(naive_same_word(tokens, score)))
+
+
+# ---- the cumulative-mass cut-off -----------------------------------------------------------------------
+
+def brute_force_min_lines(row, mass):
+    """The fewest lines whose weights sum to at least mass * total, by trying every subset size."""
+    total = sum(row)
+    for k in range(1, len(row) + 1):
+        if any(sum(c) >= mass * total - 1e-12 for c in itertools.combinations(row, k)):
+            return k
+    return len(row)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(0.0, 10.0, allow_nan=False), min_size=1, max_size=7).filter(lambda r: sum(r) > 1e-6),
+       st.floats(0.01, 1.0))
+def test_lines_to_keep_is_the_smallest_set_reaching_the_mass(raw, mass):
+    row = np.array(raw) / sum(raw)
+    keep = lines_to_keep(row, mass)
+    assert keep.dtype == bool and keep.shape == row.shape
+    assert keep.sum() == brute_force_min_lines(list(row), mass)
+    assert row[keep].sum() >= mass - 1e-9
+    if (~keep).any():
+        assert row[keep].min() >= row[~keep].max()  # the kept lines are the heaviest ones
+
+
+def test_lines_to_keep_examples_and_ends():
+    row = np.array([0.1, 0.6, 0.3])
+    assert lines_to_keep(row, 0.5).tolist() == [False, True, False]
+    assert lines_to_keep(row, 0.6).tolist() == [False, True, False]
+    assert lines_to_keep(row, 0.61).tolist() == [False, True, True]
+    assert lines_to_keep(row, 1.0).tolist() == [True, True, True]
+    assert lines_to_keep([0.5, 0.5], 0.5).tolist() == [True, False]  # ties: the earlier token first
+    for bad in (0.0, -0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError):
+            lines_to_keep(row, bad)
+
+
+# ---- GloVe self-attention ------------------------------------------------------------------------------
+
+def naive_weights(Q, K):
+    d = Q.shape[1]
+    scores = [[sum(Q[i, c] * K[j, c] for c in range(d)) / math.sqrt(d) for j in range(K.shape[0])] for i in range(Q.shape[0])]
+    return naive_softmax_rows(scores)
+
+
+def test_glove_raw_mode_is_softmax_of_x_xt_over_sqrt_d():
+    X = np.random.default_rng(3).normal(size=(5, 8))
+    np.testing.assert_allclose(glove_self_attention(X, "raw"), naive_weights(X, X), atol=1e-12)
+
+
+def test_glove_random_mode_uses_seeded_projections():
+    X = np.random.default_rng(4).normal(size=(6, 10))
+    rng = np.random.default_rng(11)
+    W_q, W_k = random_projection(10, 10, rng), random_projection(10, 10, rng)
+    np.testing.assert_allclose(glove_self_attention(X, "random", 11), naive_weights(X @ W_q, X @ W_k), atol=1e-12)
+    np.testing.assert_array_equal(glove_self_attention(X, "random", 11), glove_self_attention(X, "random", 11))
+    assert not np.allclose(glove_self_attention(X, "random", 11), glove_self_attention(X, "random", 12))
+    with pytest.raises(ValueError):
+        glove_self_attention(X, "trained", 0)
+    with pytest.raises(ValueError):
+        glove_self_attention(X, "random", None)
+
+
+def test_untrained_glove_does_not_find_the_antecedent(glove):
+    """The lesson's claim: with raw GloVe vectors "it" looks mostly at itself, and "animal" is far from first."""
+    animal = DATA.by_id("animal")
+    tokens = tokenize(animal.glove_text)
+    X, unknown = embed(tokens, glove)
+    assert unknown == []
+    weights = glove_self_attention(X, "raw")
+    i, j = find_pair(tokens, animal.glove_pair)
+    assert tokens[i] == "it" and tokens[j] == "animal"
+    assert top_targets(weights[i], 1) == [i]
+    assert pair_weight_and_rank(weights, i, j)[1] > len(tokens) // 2
+
+
+# ---- small helpers -------------------------------------------------------------------------------------
+
+def test_find_pair_and_preset_for_sentence():
+    assert find_pair(["The", "animal", "it", "it"], ("it", "animal")) == (2, 1)
+    assert find_pair(["the", "street"], ("it", "animal")) is None
+    preset, pair = preset_for_sentence(DATA, tokenize("hanako lent taro a book . she smiled"), "cat")
+    assert preset.id == "hanako" and pair == (6, 0)
+    # both pairs occur: the preferred preset wins
+    both = tokenize("the cat saw the animal and it ran")
+    assert preset_for_sentence(DATA, both, "animal")[0].id == "animal"
+    assert preset_for_sentence(DATA, both, "cat")[0].id == "cat"
+    assert preset_for_sentence(DATA, ["nothing", "here"], "cat") is None
+
+
+def test_pair_weight_rank_and_top_targets():
+    W = np.array([[0.2, 0.5, 0.3], [0.4, 0.4, 0.2], [1.0, 0.0, 0.0]])
+    assert pair_weight_and_rank(W, 0, 2) == (0.3, 2)
+    assert pair_weight_and_rank(W, 1, 1) == (0.4, 1)
+    assert top_targets(W[0], 2) == [1, 2]
+    assert top_targets(W[1], 3) == [0, 1, 2]
+
+
+def test_matrix_csv_parses_back():
+    tokens = ["=cmd", "a,b", '"q"', "猫"]
+    W = np.random.default_rng(0).dirichlet(np.ones(4), size=4)
+    rows = list(csv.reader(io.StringIO(matrix_csv(W, tokens))))
+    assert rows[0] == ["query \\ key", *position_labels(tokens)]
+    assert [r[0] for r in rows[1:]] == ["1:=cmd", "2:a,b", '3:"q"', "4:猫"]
+    np.testing.assert_allclose(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), W, atol=5e-7)
+    assert all(cell[0].isdigit() for r in rows[1:] for cell in r)  # no cell starts with = + - @
+
+
+# ---- the validator -------------------------------------------------------------------------------------
+
+GOOD = (DATA_DIR / "self_attention.toml").read_text(encoding="utf-8")
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "self_attention.toml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "old, new, field",
+    [
+        ("rule_score = 5.0", 'rule_score = "high"', "rule_score"),
+        ("{ from = 3, to = 2, score = 2.5 }", "{ from = 3, to = 99, score = 2.5 }", "presets[0].links[1].to"),
+        ("{ from = 3, to = 2, score = 2.5 }", '{ from = 3, to = 2, score = "big" }', "presets[0].links[1].score"),
+        ("{ from = 3, to = 2, score = 2.5 }", "{ from = 1, to = 0, score = 2.5 }", "presets[0].links[1]"),
+        ("{ from = 3, to = 2, score = 2.5 }", "{ to = 2, score = 2.5 }", "presets[0].links[1].from"),
+        ("pronoun = 8\nantecedent = 0\nglove_text = \"The cat", "pronoun = 8\nantecedent = 1\nglove_text = \"The cat",
+         "presets[0].links"),
+        ('glove_pair = ["it", "cat"]', 'glove_pair = ["it"]', "presets[0].glove_pair"),
+        ("base_score = 0.0\nself_score = 1.0\npronoun = 8\nantecedent = 0\nglove_text = \"Hanako",
+         "base_score = 0.0\nself_score = nan\npronoun = 8\nantecedent = 0\nglove_text = \"Hanako", "presets[1].self_score"),
+        ('id = "hanako"', 'id = "cat"', "presets[].id"),
+    ],
+)
+def test_validator_names_file_and_field(tmp_path, old, new, field):
+    assert old in GOOD, old
+    with pytest.raises(PresetError) as err:
+        load_self_attention(write(tmp_path, GOOD.replace(old, new, 1)))
+    message = str(err.value)
+    assert message.startswith("self_attention.toml:"), message
+    assert f"'{field}'" in message, message
+
+
+def test_validator_names_the_file_when_tokens_are_bad_or_the_file_is_missing(tmp_path):
+    bad = GOOD.replace('tokens = ["猫"', 'tokens = ["", "猫"', 1)
+    with pytest.raises(PresetError, match=r"self_attention\.toml: field 'presets\[0\]\.tokens'"):
+        load_self_attention(write(tmp_path, bad))
+    with pytest.raises(PresetError, match=r"self_attention\.toml: not valid TOML"):
+        load_self_attention(write(tmp_path, "rule_score = = 1"))
+    shutil.rmtree(tmp_path)
+    tmp_path.mkdir()
+    with pytest.raises(PresetError, match=r"self_attention\.toml: the preset file is missing"):
+        load_self_attention(tmp_path)

@@ -1,0 +1,236 @@
+"""Lesson 3 page (AppTest): presets, the selected token, the cut-off, the GloVe part; both languages."""
+
+import numpy as np
+import pytest
+
+from attention_core.glove import embed, load_glove
+from attention_core.self_attention import glove_self_attention, lines_to_keep, load_self_attention, preset_heads
+from attention_core.text import tokenize
+from charts.tokens import line_traces
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from ui.common import MAX_CHARS
+from ui.i18n import load_strings
+
+PAGE = "lessons/self_attention.py"
+DATA = load_self_attention()
+EN, JA = load_strings("en"), load_strings("ja")
+
+
+def coref(preset_id):
+    return preset_heads(DATA.by_id(preset_id), DATA.rule_score)[0]
+
+
+def drawn_lines(fig):
+    """Line traces of a token_lines figure -> {key position: width}, all starting at the selected query."""
+    return {int(tr["y"][1]): tr["line"]["width"] for tr in line_traces(fig)}
+
+
+def key_weights(fig):
+    keys = [tr for tr in fig["data"] if tr.get("mode") == "markers+text" and tr["x"][0] == 1.0]
+    return decode_array(keys[0]["customdata"])[:, 1]
+
+
+def reveal(at):
+    at.radio(key="sa_predict").set_value(3).run()
+    assert_clean(at)
+    return at
+
+
+@pytest.fixture(scope="module")
+def kv():
+    return load_glove()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_default_view_shows_the_coreference_row(lang):
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    strings = EN if lang == "en" else JA
+    assert at.title[0].value == strings["self_attention.title"]
+    assert any(i.value == strings["common.hand_designed"] for i in at.info)
+    cat = DATA.by_id("cat")
+    assert at.selectbox(key="sa_preset").value == "cat"
+    assert at.selectbox(key="sa_token").value == cat.pronoun
+    figs = plotly_figures(at)
+    assert len(figs) == 5  # lines, matrix, three heads; GloVe waits for the prediction
+    W = coref("cat")
+    np.testing.assert_allclose(decode_array(figs[1]["data"][0]["z"]), W, atol=1e-12)
+    np.testing.assert_allclose(key_weights(figs[0]), W[cat.pronoun], atol=1e-12)
+    assert set(drawn_lines(figs[0])) == set(np.flatnonzero(lines_to_keep(W[cat.pronoun], 0.9)))
+    assert max(drawn_lines(figs[0]), key=drawn_lines(figs[0]).get) == cat.antecedent
+    shape = figs[1]["layout"]["shapes"][0]
+    assert shape["y0"] == cat.pronoun - 0.5  # the selected row is outlined
+    for fig, head in zip(figs[2:], preset_heads(cat, DATA.rule_score)):
+        np.testing.assert_allclose(decode_array(fig["data"][0]["z"]), head, atol=1e-12)
+        assert fig["layout"]["shapes"][0]["y0"] == cat.pronoun - 0.5
+    caption = " ".join(c.value for c in at.caption)
+    assert f"{W[cat.pronoun, cat.antecedent]:.1%}" in caption  # the text alternative carries the key number
+    assert at.get("download_button")
+
+
+@pytest.mark.parametrize("path", [["hanako"], ["animal"], ["animal", "cat"]], ids="->".join)
+def test_switching_preset_moves_to_its_pronoun(path):
+    at = run_page(PAGE)
+    for preset_id in path:
+        at.selectbox(key="sa_token").set_value(2).run()
+        at.selectbox(key="sa_preset").set_value(preset_id).run()
+    assert_clean(at)
+    preset = DATA.by_id(preset_id)
+    assert at.selectbox(key="sa_token").value == preset.pronoun
+    figs = plotly_figures(at)
+    np.testing.assert_allclose(decode_array(figs[1]["data"][0]["z"]), coref(preset_id), atol=1e-12)
+    assert preset.tokens[preset.pronoun] in figs[0]["layout"]["title"]["text"]
+    assert max(drawn_lines(figs[0]), key=drawn_lines(figs[0]).get) == preset.antecedent
+
+
+def test_selecting_a_token_by_the_selectbox_redraws_lines_and_row():
+    at = run_page(PAGE)
+    before = drawn_lines(plotly_figures(at)[0])
+    at.selectbox(key="sa_token").set_value(0).run()
+    assert_clean(at)
+    figs = plotly_figures(at)
+    after = drawn_lines(figs[0])
+    assert after != before
+    W = coref("cat")
+    assert set(after) == set(np.flatnonzero(lines_to_keep(W[0], 0.9)))
+    assert all(tr["y"][0] == 0 for tr in line_traces(figs[0]))
+    assert figs[1]["layout"]["shapes"][0]["y0"] == -0.5
+    np.testing.assert_allclose(key_weights(figs[0]), W[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("cutoff, expected", [(1.0, "all"), (0.05, 1), (0.5, 1), (0.8, None)])
+def test_cutoff_hides_lines(cutoff, expected):
+    at = run_page(PAGE)
+    at.slider(key="sa_cutoff").set_value(cutoff).run()
+    assert_clean(at)
+    cat = DATA.by_id("cat")
+    row = coref("cat")[cat.pronoun]
+    lines = drawn_lines(plotly_figures(at)[0])
+    assert set(lines) == set(np.flatnonzero(lines_to_keep(row, cutoff)))
+    if expected == "all":
+        assert len(lines) == len(cat.tokens)
+    elif expected is not None:
+        assert len(lines) == expected
+    assert at.query_params.get("sa_cutoff") in (None, [str(cutoff)], str(cutoff))
+
+
+def test_glove_part_waits_for_the_prediction_then_contrasts(kv):
+    at = reveal(run_page(PAGE))
+    figs = plotly_figures(at)
+    assert len(figs) == 7
+    tokens = tokenize(DATA.by_id("animal").glove_text)
+    G = glove_self_attention(embed(tokens, kv)[0], "raw")
+    np.testing.assert_allclose(decode_array(figs[6]["data"][0]["z"]), G, atol=1e-9)
+    metrics = {m.label: m.value for m in at.metric}
+    hand = coref("animal")[7, 1]
+    assert metrics["Hand-designed: it → animal"] == f"{hand:.1%}"
+    assert metrics["GloVe: it → animal"] == f"{G[8, 1]:.1%}"
+    caption = " ".join(c.value for c in at.caption)
+    rank = int(np.sum(G[8] > G[8, 1]) + 1)
+    assert f"rank {rank} of 12" in caption and "rank 1 of 11" in caption
+
+
+def test_random_mode_and_seed_change_the_glove_matrix(kv):
+    at = reveal(run_page(PAGE))
+    raw = decode_array(plotly_figures(at)[6]["data"][0]["z"])
+    assert at.number_input(key="sa_seed").proto.disabled
+    at.toggle(key="sa_random").set_value(True).run()
+    assert_clean(at)
+    seed0 = decode_array(plotly_figures(at)[6]["data"][0]["z"])
+    at.number_input(key="sa_seed").set_value(7).run()
+    assert_clean(at)
+    fig = plotly_figures(at)[6]
+    seed7 = decode_array(fig["data"][0]["z"])
+    assert "7" in fig["layout"]["title"]["text"]
+    X = embed(tokenize(DATA.by_id("animal").glove_text), kv)[0]
+    np.testing.assert_allclose(seed0, glove_self_attention(X, "random", 0), atol=1e-9)
+    np.testing.assert_allclose(seed7, glove_self_attention(X, "random", 7), atol=1e-9)
+    assert not np.allclose(raw, seed0) and not np.allclose(seed0, seed7)
+    np.testing.assert_allclose(seed7.sum(axis=1), 1.0, atol=1e-6)
+    at.number_input(key="sa_seed").set_value(2**31 - 1).run()
+    assert_clean(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "common.empty_sentence"),
+        ("   ", "common.empty_sentence"),
+        (" ".join(["word"] * 41), "common.too_many_tokens"),
+        ("😀 🐈 🎉", "self_attention.few_known"),
+        ("猫がマットの上に座った。それは満足そうだった", "self_attention.few_known"),
+    ],
+    ids=["empty", "spaces", "41-tokens", "emoji", "japanese"],
+)
+def test_bad_sentences_give_a_clear_message(text, message, lang):
+    at = reveal(run_page(PAGE, lang))
+    at.text_input(key="sa_text").input(text).run()
+    assert_clean(at)
+    strings = EN if lang == "en" else JA
+    expected = strings[message].split("{")[0].strip()
+    assert any(w.value.startswith(expected) for w in at.warning), [w.value for w in at.warning]
+    assert len(plotly_figures(at)) == 5  # the hand-designed part stays, no blank GloVe figure
+
+
+def test_ten_thousand_characters_are_refused_cleanly():
+    at = reveal(run_page(PAGE))
+    at.text_input(key="sa_text").input("x " * 5000).run()
+    assert_clean(at)
+    assert len(at.text_input(key="sa_text").value) <= MAX_CHARS  # max_chars: Streamlit keeps the text short
+    assert len(plotly_figures(at)) == 7
+
+
+def test_html_and_markdown_are_shown_literally():
+    at = reveal(run_page(PAGE))
+    at.text_input(key="sa_text").input("<script>alert(1)</script> it was **bold** $x$ [a](http://e.x) the animal").run()
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 7
+    labels = figs[6]["layout"]["xaxis"]["ticktext"]
+    assert "<" in labels and "script" in labels
+    for md in list(at.markdown) + list(at.caption):
+        assert "<script>" not in md.value and "](http" not in md.value
+    assert all(np.isfinite(decode_array(figs[6]["data"][0]["z"])).all() for _ in [0])
+
+
+def test_sentence_without_a_pronoun_pair_says_so():
+    at = reveal(run_page(PAGE))
+    at.text_input(key="sa_text").input("the cat sat on the mat").run()
+    assert_clean(at)
+    assert not at.metric
+    assert any("“it” and “cat”" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_use_preset_sentence_button_compares_with_that_preset(lang):
+    at = run_page(PAGE, lang)
+    at.selectbox(key="sa_preset").set_value("hanako").run()
+    reveal(at)
+    at.button(key="sa_use_preset").click().run()
+    assert_clean(at)
+    assert at.text_input(key="sa_text").value == DATA.by_id("hanako").glove_text
+    labels = [m.label for m in at.metric]
+    assert any("彼女 → 花子" in label for label in labels) and any("she → hanako" in label for label in labels)
+
+
+def test_link_opens_the_same_view():
+    query = {"sa_preset": DATA.by_id("animal").label, "sa_cutoff": "0.5", "sa_random": "true", "sa_seed": "3",
+             "sa_text": "the animal was tired because it ran"}
+    at = reveal(run_page(PAGE, "ja", query=query))
+    assert at.selectbox(key="sa_preset").value == "animal"
+    assert at.selectbox(key="sa_token").value == DATA.by_id("animal").pronoun
+    assert all(tr["y"][0] == DATA.by_id("animal").pronoun for tr in line_traces(plotly_figures(at)[0]))
+    assert at.slider(key="sa_cutoff").value == 0.5
+    assert at.toggle(key="sa_random").value is True
+    assert at.number_input(key="sa_seed").value == 3
+    assert at.text_input(key="sa_text").value == "the animal was tired because it ran"
+    assert len(plotly_figures(at)) == 7
+
+
+def test_a_broken_link_falls_back_cleanly():
+    at = run_page(PAGE, query={"sa_cutoff": "7", "sa_seed": "-4", "sa_preset": "nope"})
+    assert_clean(at)
+    assert at.selectbox(key="sa_preset").value == "cat"
+    assert at.selectbox(key="sa_token").value == DATA.by_id("cat").pronoun
+    assert 0.05 <= at.slider(key="sa_cutoff").value <= 1.0
