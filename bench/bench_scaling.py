@@ -1,0 +1,70 @@
+"""Time the scaling lesson's table: attention_core.scaling.sweep_table at the page's settings.
+
+    .venv/bin/python -m bench.bench_scaling               # 5 repeats, seed 0
+    .venv/bin/python -m bench.bench_scaling --repeats 9 --draws 1000
+
+The page computes this once per seed (st.cache_data), after the learner answers the prediction question;
+this measures that first, uncached computation. Also times the light per-rerun pieces for comparison.
+Prints the median and the spread; asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from attention_core.scaling import (
+    DIM_CHOICES, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, prefix_weights, random_query_keys, score_sample, sweep_table,
+    table_standard_errors,
+)
+
+
+def timed(fn, repeats: int) -> list[float]:
+    """Run ``fn`` ``repeats`` times; the wall-clock seconds of each run."""
+    out = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def describe(name: str, seconds: list[float]) -> str:
+    ms = [s * 1000 for s in seconds]
+    return (f"{name:<44} median {statistics.median(ms):8.1f} ms   min {min(ms):8.1f}   max {max(ms):8.1f}"
+            f"   (n = {len(ms)})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.bench_scaling", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--draws", type=int, default=TABLE_DRAWS, help=f"draws per table (page: {TABLE_DRAWS})")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}")
+    print(f"table: {len(DIM_CHOICES)} values of d up to {max(DIM_CHOICES)}, {args.draws} draws of "
+          f"Q ({TABLE_QUERIES} x d) and K ({TABLE_KEYS} x d)")
+    table = sweep_table(args.seed, n_draws=args.draws)  # warm-up, and the numbers to report
+    print(describe("sweep_table (the page's table)", timed(lambda: sweep_table(args.seed, n_draws=args.draws),
+                                                              args.repeats)))
+    print(describe("score_sample d=1024, 8 keys (histogram)",
+                   timed(lambda: score_sample(1024, 8, args.seed, scale=False), args.repeats * 4)))
+    q, K = random_query_keys(64, args.seed)
+    print(describe("prefix_weights 64 keys x 9 d (animation)",
+                   timed(lambda: prefix_weights(q, K, DIM_CHOICES, scale=True), args.repeats * 4)))
+    se = table_standard_errors(table)
+    print(f"largest standard errors: weights {se['weights']:.4f}, entropy {se['entropy']:.4f}, "
+          f"var/d {se['var_ratio']:.4f}")
+    print(f"d = 1024: var/d {table['var_ratio'][-1]:.4f}, largest weight unscaled {table['max_unscaled'][-1]:.4f}, "
+          f"scaled {table['max_scaled'][-1]:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""4 · Why divide by sqrt(d_k): random q . k has variance d; unscaled, softmax saturates and the gradient dies."""
+
+import pandas as pd
+import streamlit as st
+
+from attention_core.scaling import (
+    DIM_CHOICES, KEY_RANGE, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, TEMPERATURE_CHOICES, density_histogram,
+    logit_variance, normal_curve, prefix_weights, random_query_keys, row_summary, score_sample, sweep_table,
+    table_standard_errors,
+)
+from charts.scaling import score_histogram, sweep_figure, weights_animation, weights_on_unit_axis
+from ui.common import page_header, predict_then_reveal, show_plotly, translator, what_to_try
+
+S = "scaling"
+t = translator()
+page_header(t, S, r"\operatorname{Var}(q \cdot k) = d_k \qquad "
+                  r"\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}\,\tau}\right)")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def histogram_data(d: int, n_keys: int, seed: int, scale: bool, tau: float) -> dict:
+    z = score_sample(d, n_keys, seed, scale, tau)
+    edges, density, counts = density_histogram(z)
+    curve_x, curve_y = normal_curve(edges[0], edges[-1], logit_variance(d, scale, tau))
+    return dict(edges=edges, density=density, counts=counts, curve_x=curve_x, curve_y=curve_y, n=z.size,
+                draws=z.shape[0], var=float(z.var()), sd=float(z.std()), lo=float(z.min()), hi=float(z.max()))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def nested_weights(n_keys: int, seed: int, tau: float) -> dict:
+    q, K = random_query_keys(n_keys, seed)
+    return {scale: prefix_weights(q, K, DIM_CHOICES, scale, tau) for scale in (False, True)}
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def table_columns(seed: int) -> dict:
+    return sweep_table(seed)
+
+
+def num(x: float) -> str:
+    """A number for a caption: 4 significant digits; thousands grouped; an exponent only below 0.001."""
+    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+
+
+what_to_try(t, S)
+c_d, c_scale, c_tau, c_keys, c_seed = st.columns([3, 2, 3, 2.2, 1.6], gap="medium", vertical_alignment="bottom")
+with c_d:
+    d = st.select_slider(t(f"{S}.d"), options=list(DIM_CHOICES), value=64, key="scaling_d", bind="query-params")
+with c_scale:
+    scale = st.toggle(t(f"{S}.scale"), value=True, key="scaling_scale", bind="query-params")
+with c_tau:
+    tau = st.select_slider(t(f"{S}.tau"), options=list(TEMPERATURE_CHOICES), value=1.0, key="scaling_tau",
+                           bind="query-params")
+with c_keys:
+    n_keys = st.slider(t(f"{S}.n_keys"), KEY_RANGE[0], KEY_RANGE[1], 8, key="scaling_keys", bind="query-params")
+with c_seed:
+    seed = st.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="scaling_seed",
+                           bind="query-params")
+d, n_keys, seed, tau, scale = int(d), int(n_keys), int(seed), float(tau), bool(scale)
+
+# Top: what softmax receives, over many draws, with the normal density of the same variance.
+hist = histogram_data(d, n_keys, seed, scale, tau)
+theory = logit_variance(d, scale, tau)
+frames = nested_weights(n_keys, seed, tau)
+weights = frames[scale][DIM_CHOICES.index(d)]
+summary = {name: float(value) for name, value in row_summary(weights).items()}
+m_sd, m_max, m_h, m_j = st.columns(4)
+m_sd.metric(t(f"{S}.metric_sd"), num(hist["sd"]), help=t(f"{S}.metric_sd_help", theory=num(theory ** 0.5)))
+m_max.metric(t(f"{S}.metric_max"), f"{summary['max']:.3f}")
+m_h.metric(t(f"{S}.metric_entropy"), f"{summary['entropy']:.3f}")
+m_j.metric(t(f"{S}.metric_jacobian"), f"{summary['jacobian']:.3f}")
+show_plotly(score_histogram(
+    hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
+    x_title=t(f"{S}.x_scaled" if scale else f"{S}.x_unscaled"), y_title=t(f"{S}.y_density"),
+    bars_name=t(f"{S}.bars_name", n=hist["n"]), curve_name=t(f"{S}.curve_name", var=num(theory)),
+    title=t(f"{S}.hist_title"),
+), key="scaling_hist")
+st.caption(t(f"{S}.hist_caption", n=hist["n"], draws=hist["draws"], keys=n_keys, d=d, tau=num(tau),
+             measured=num(hist["var"]), theory=num(theory),
+             formula=t(f"{S}.formula_scaled" if scale else f"{S}.formula_unscaled"),
+             lo=num(hist["lo"]), hi=num(hist["hi"])))
+if d <= 16 and not st.session_state.get("presenter", False):
+    st.caption(t(f"{S}.small_d_note"))
+
+# Bottom: one query's weights over the keys (the same query the animation below plays through every d).
+key_labels = [f"k{i + 1}" for i in range(n_keys)]
+top = int(weights.argmax())
+show_plotly(weights_on_unit_axis(key_labels, weights, t(f"{S}.weights_title", n=n_keys, d=d), t(f"{S}.weights_label")),
+            key="scaling_weights")
+st.caption(t(f"{S}.weights_caption", max=f"{summary['max']:.4f}", top=key_labels[top], h=f"{summary['entropy']:.4f}",
+             n=n_keys, hmax=f"{row_summary([1.0 / n_keys] * n_keys)['entropy']:.4f}",
+             j=f"{summary['jacobian']:.4f}"))
+
+# The table over every d: revealed once the learner has committed to a prediction.
+st.subheader(t(f"{S}.table_header"))
+if predict_then_reveal(t, S, 4, 4, key="scaling_predict"):
+    with st.spinner(t(f"{S}.computing", draws=TABLE_DRAWS)):
+        table = table_columns(seed)
+    se = table_standard_errors(table)
+    shown = {"col_d": "d", "col_var": "var_qk", "col_ratio": "var_ratio", "col_max_u": "max_unscaled",
+             "col_max_s": "max_scaled", "col_h_u": "entropy_unscaled", "col_h_s": "entropy_scaled",
+             "col_j_u": "jacobian_unscaled", "col_j_s": "jacobian_scaled"}
+    frame = pd.DataFrame({t(f"{S}.{label}"): table[column] for label, column in shown.items()})
+    st.dataframe(frame, hide_index=True, key="scaling_table", column_config={
+        t(f"{S}.col_var"): st.column_config.NumberColumn(format="%.1f"),
+        **{t(f"{S}.{label}"): st.column_config.NumberColumn(format="%.3f")
+           for label in shown if label not in ("col_d", "col_var")},
+    })
+    if not st.session_state.get("presenter", False):
+        st.caption(t(f"{S}.table_note", draws=f"{TABLE_DRAWS:,}", rows=f"{TABLE_DRAWS * TABLE_QUERIES:,}",
+                     keys=TABLE_KEYS, se_w=f"{se['weights']:.4f}", se_h=f"{se['entropy']:.4f}",
+                     se_v=f"{se['var_ratio']:.4f}", two_se=f"{2 * max(se['weights'], se['entropy']):.4f}"))
+    st.download_button(t(f"{S}.csv"), pd.DataFrame(table).to_csv(index=False).encode("utf-8"),
+                       file_name=f"scaling_table_seed{seed}.csv", mime="text/csv", key="scaling_csv")
+    labels = {name: t(f"{S}.{key}") for name, key in (
+        ("var", "chart_var"), ("max", "chart_max"), ("entropy", "chart_entropy"), ("jacobian", "chart_jacobian"),
+        ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
+        ("uniform", "uniform"), ("d", "col_d"))}
+    show_plotly(sweep_figure(table, labels, TABLE_KEYS), key="scaling_sweep")
+
+# The animation: the same query and keys, unscaled and scaled side by side, d from 4 to 1024.
+st.subheader(t(f"{S}.anim_header"))
+show_plotly(weights_animation(DIM_CHOICES, frames[False], frames[True], key_labels,
+                              (t(f"{S}.anim_left"), t(f"{S}.anim_right")), t(f"{S}.weights_label"),
+                              play=t(f"{S}.play"), pause=t(f"{S}.pause")), key="scaling_anim")
+firsts = {f"{tag}{dim}": f"{frames[scale_on][DIM_CHOICES.index(dim)].max():.3f}"
+          for tag, scale_on in (("u", False), ("s", True)) for dim in (4, 1024)}
+st.caption(t(f"{S}.anim_caption", n=n_keys, tau=num(tau), **firsts))

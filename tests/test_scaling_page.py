@@ -1,0 +1,145 @@
+"""AppTest for the scaling page: every control at both ends, both languages, the numbers on screen, no NaN/inf."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, prefix_weights, random_query_keys
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+
+PAGE = "lessons/scaling.py"
+NUMERIC_FIELDS = ("x", "y", "z", "width", "customdata")
+BAD_WORDS = re.compile(r"\b(nan|inf|infinity)\b", re.IGNORECASE)
+
+
+def numeric(value):
+    """A figure field as a float array, or None when it holds text (e.g. key labels in customdata)."""
+    try:
+        arr = decode_array(value)
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def traces(fig: dict):
+    yield from fig["data"]
+    for frame in fig.get("frames", []):
+        yield from frame["data"]
+
+
+def assert_all_finite(at) -> None:
+    """No NaN or inf in any figure's numbers (frames included), nor as a word in any caption, metric or text."""
+    for fig in plotly_figures(at):
+        for trace in traces(fig):
+            for field in NUMERIC_FIELDS:
+                if field in trace and (arr := numeric(trace[field])) is not None:
+                    assert np.all(np.isfinite(arr)), (trace.get("name"), field)
+            for text in trace.get("text") or []:
+                assert not BAD_WORDS.search(str(text))
+    shown = [c.value for c in at.caption] + [m.value for m in at.metric] + [str(m.value) for m in at.markdown]
+    for text in shown:
+        assert not BAD_WORDS.search(text), text
+
+
+def set_controls(at, d, scale, tau, keys, seed):
+    at.select_slider(key="scaling_d").set_value(d)
+    at.toggle(key="scaling_scale").set_value(scale)
+    at.select_slider(key="scaling_tau").set_value(tau)
+    at.slider(key="scaling_keys").set_value(keys)
+    at.number_input(key="scaling_seed").set_value(seed)
+    return at.run()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_default_view_renders_clean(lang):
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    assert len(plotly_figures(at)) == 3  # histogram, weights, animation (the table waits for a prediction)
+    assert not at.dataframe and not at.get("download_button")
+    assert at.select_slider(key="scaling_d").value == 64 and at.toggle(key="scaling_scale").value is True
+    assert at.slider(key="scaling_keys").value == 8
+    assert_all_finite(at)
+
+
+D_LO, D_HI = DIM_CHOICES[0], DIM_CHOICES[-1]
+T_LO, T_HI = TEMPERATURE_CHOICES[0], TEMPERATURE_CHOICES[-1]
+K_LO, K_HI = KEY_RANGE
+EXTREMES = [  # every end of every control, each with scaling on and off
+    (d, scale, tau, keys, seed)
+    for d, tau, keys, seed in [(D_LO, T_LO, K_LO, 0), (D_HI, T_LO, K_HI, 2**31 - 1), (D_HI, T_HI, K_LO, 0),
+                               (D_LO, T_HI, K_HI, 2**31 - 1)]
+    for scale in (False, True)
+]
+
+
+@pytest.mark.parametrize("d,scale,tau,keys,seed", EXTREMES)
+def test_extremes_stay_finite_and_show_the_core_numbers(d, scale, tau, keys, seed):
+    at = set_controls(run_page(PAGE), d, scale, tau, keys, seed)
+    assert_clean(at)
+    assert_all_finite(at)
+    hist, bars, anim = plotly_figures(at)
+    # Histogram: a density (area 1) under a normal curve whose peak is 1 / sqrt(2 pi var), var = d / tau^2 or 1 / tau^2.
+    widths, density = decode_array(hist["data"][0]["width"]), decode_array(hist["data"][0]["y"])
+    assert np.sum(widths * density) == pytest.approx(1.0)
+    variance = (1.0 if scale else d) / tau**2
+    assert decode_array(hist["data"][1]["y"]).max() == pytest.approx(1 / math.sqrt(2 * math.pi * variance), rel=1e-3)
+    # Weights: exactly the core's softmax of this seed's query over its keys.
+    q, K = random_query_keys(keys, seed)
+    expected = prefix_weights(q, K, [d], scale, tau)[0]
+    np.testing.assert_allclose(decode_array(bars["data"][0]["y"]), expected, rtol=1e-12, atol=1e-300)
+    assert at.metric[1].value == f"{expected.max():.3f}"
+    # Animation: one frame per d, the unscaled and scaled weights of the same query.
+    assert [f["name"] for f in anim["frames"]] == [f"d = {dim}" for dim in DIM_CHOICES]
+    last = anim["frames"][-1]["data"]
+    np.testing.assert_allclose(decode_array(last[0]["y"]), prefix_weights(q, K, [1024], False, tau)[0], atol=1e-12)
+    np.testing.assert_allclose(decode_array(last[1]["y"]), prefix_weights(q, K, [1024], True, tau)[0], atol=1e-12)
+
+
+def test_extreme_unscaled_is_one_hot_on_screen():
+    at = run_page(PAGE, "ja", query={"scaling_d": "1024", "scaling_scale": "false", "scaling_tau": "0.05",
+                                     "scaling_keys": "64"})
+    assert_clean(at)
+    assert at.select_slider(key="scaling_d").value == 1024 and at.toggle(key="scaling_scale").value is False
+    assert [m.value for m in at.metric][1:] == ["1.000", "0.000", "0.000"]
+    assert_all_finite(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_prediction_reveals_the_table_and_its_chart(lang):
+    at = run_page(PAGE, lang)
+    at.radio(key="scaling_predict").set_value(4).run()
+    assert_clean(at)
+    assert at.success, "answer 4 (above 0.9) is the right one"
+    df = at.dataframe[0].value
+    assert len(df) == len(DIM_CHOICES)
+    assert list(df.iloc[:, 0]) == list(DIM_CHOICES)
+    max_unscaled, max_scaled = df.iloc[:, 3], df.iloc[:, 4]
+    assert max_unscaled.iloc[-1] > 0.9
+    assert ((max_scaled > 0.2) & (max_scaled < 0.3)).all()
+    assert np.all(np.abs(df.iloc[:, 2] - 1) < 0.05)  # var(q.k / sqrt d) = 1 at every d
+    assert at.get("download_button")
+    figs = plotly_figures(at)
+    assert len(figs) == 4
+    sweep = figs[2]
+    assert len(sweep["data"]) >= 10
+    assert_all_finite(at)
+
+
+def test_wrong_prediction_still_reveals_with_the_explanation():
+    at = run_page(PAGE)
+    at.radio(key="scaling_predict").set_value(2).run()
+    assert_clean(at)
+    assert at.warning and at.dataframe
+
+
+def test_presenter_mode_hides_the_long_texts():
+    plain = run_page(PAGE, query={"scaling_d": "4"})
+    assert any("At small d" in c.value for c in plain.caption)
+    assert any("Take a query" in m.value for m in plain.markdown)
+    at = run_page(PAGE, query={"presenter": "true", "scaling_d": "4"})
+    assert_clean(at)
+    assert not any("At small d" in c.value for c in at.caption)
+    assert not any("Take a query" in m.value for m in at.markdown)
+    assert len(plotly_figures(at)) == 3
