@@ -1,0 +1,242 @@
+"""AppTest of the causal-mask page: every control at its extremes, bad input, both languages, the numbers shown."""
+
+import numpy as np
+import pytest
+
+from attention_core.causal import (
+    RANDOM_DIM, causal_vs_bidirectional, leak_test, random_word_vectors,
+)
+from attention_core.text import tokenize
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+
+PAGE = "lessons/causal_mask.py"
+DEFAULT = "The animal didn't cross the street because it was too tired"
+N = len(tokenize(DEFAULT))  # 12
+
+
+def open_page(lang="en", query=None):
+    at = run_page(PAGE, lang, query=query)
+    assert_clean(at)
+    return at
+
+
+def check_figures(at) -> list[dict]:
+    """No inf anywhere in any figure or frame; NaN only in heat maps (their grey, masked cells)."""
+    figs = plotly_figures(at)
+    for fig in figs:
+        traces = list(fig["data"]) + [tr for fr in fig.get("frames", []) for tr in fr["data"]]
+        for tr in traces:
+            for field in ("x", "y", "z"):
+                if tr.get(field) is None:
+                    continue
+                try:
+                    arr = decode_array(tr[field]).astype(float)
+                except (ValueError, TypeError):
+                    continue  # category labels
+                assert not np.isinf(arr).any(), (tr.get("type"), field)
+                if tr.get("type") != "heatmap" or field != "z":
+                    assert not np.isnan(arr).any(), (tr.get("type"), field)
+    return figs
+
+
+def z_of(fig, frame=None):
+    trace = fig["data"][0] if frame is None else fig["frames"][frame]["data"][0]
+    return decode_array(trace["z"]).astype(float)
+
+
+def answer(at, choice=1):
+    at.radio(key="causal_predict").set_value(choice).run()
+    assert_clean(at)
+    return at
+
+
+def use_text(at, text):
+    at.selectbox(key="causal_preset").set_value("custom").run()
+    at.text_input(key="causal_text").input(text).run()
+    assert_clean(at)
+    return at
+
+
+def texts(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [x.value for x in at.success] + [x.value for x in at.warning] + [x.value for x in at.info]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_default_page_both_languages(lang):
+    at = open_page(lang)
+    figs = check_figures(at)
+    assert len(figs) == 3, "scores, generation, leak before the prediction is answered"
+    scores = z_of(figs[0])
+    upper = np.triu(np.ones((N, N), dtype=bool), k=1)
+    assert np.isnan(scores[upper]).all() and np.isfinite(scores[~upper]).all()
+    minus_inf = figs[0]["data"][1]
+    assert set(minus_inf["text"]) == {"−∞"} and len(minus_inf["text"]) == N * (N - 1) // 2
+    answer(at)
+    figs = check_figures(at)
+    assert len(figs) == 5
+    bi, causal = z_of(figs[1]), z_of(figs[2])
+    assert np.isfinite(bi).all()
+    np.testing.assert_allclose(bi.sum(axis=1), 1.0, atol=1e-12)
+    assert np.isnan(causal[upper]).all()
+    assert causal[0, 0] == 1.0
+    np.testing.assert_allclose(np.nansum(causal, axis=1), 1.0, atol=1e-12)
+    assert at.success, "the right answer is confirmed"
+    assert len(at.get("download_button")) == 1
+    assert at.dataframe
+
+
+def test_numbers_match_the_core_in_random_mode():
+    at = open_page()
+    at.toggle(key="causal_glove").set_value(False).run()
+    at.number_input(key="causal_seed").set_value(11).run()
+    answer(at)
+    figs = check_figures(at)
+    words = tokenize(DEFAULT)
+    X = random_word_vectors(words, RANDOM_DIM, 11)
+    res = causal_vs_bidirectional(X, 11)
+    np.testing.assert_array_equal(z_of(figs[1]), res["bidirectional"].weights)
+    lower = np.tril(np.ones((N, N), dtype=bool))
+    np.testing.assert_array_equal(z_of(figs[2])[lower], res["causal"].weights[lower])
+    j = (N + 1) // 2 - 1
+    expected = leak_test(X, j, random_word_vectors(["dog"], RANDOM_DIM, 11)[0], 11)
+    bars = figs[4]["data"]
+    np.testing.assert_array_equal(decode_array(bars[0]["y"]), expected.row_change["causal"])
+    np.testing.assert_array_equal(decode_array(bars[1]["y"]), expected.row_change["bidirectional"])
+    assert "max |Δ| = 0.0 exactly" in at.success[-1].value
+    assert f"{N} of {N} rows changed" in texts(at)
+
+
+def test_seed_changes_the_matrices():
+    at = open_page()
+    z0 = z_of(plotly_figures(at)[0])
+    at.number_input(key="causal_seed").set_value(2**31 - 1).run()
+    assert_clean(at)
+    z1 = z_of(check_figures(at)[0])
+    assert not np.allclose(np.nan_to_num(z0), np.nan_to_num(z1))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_tokens_generated_at_one_and_n(lang):
+    at = open_page(lang)
+    at.slider(key="causal_generated").set_value(1).run()
+    assert_clean(at)
+    gen = check_figures(at)[1]
+    z = z_of(gen)
+    assert z[0, 0] == 1.0 and np.isnan(z).sum() == N * N - 1
+    assert gen["layout"]["sliders"][0]["active"] == 0
+    assert len(gen["frames"]) == N
+    box = gen["data"][1]  # the newest row's outline
+    assert set(decode_array(box["y"]).tolist()) == {-0.5, 0.5}
+    at.slider(key="causal_generated").set_value(N).run()
+    assert_clean(at)
+    gen = check_figures(at)[1]
+    z = z_of(gen)
+    lower = np.tril(np.ones((N, N), dtype=bool))
+    assert np.isfinite(z[lower]).all() and np.isnan(z[~lower]).all()
+    for k in range(1, N + 1):  # frame k shows exactly the first k rows
+        zk = z_of(gen, k - 1)
+        assert np.isfinite(zk[:k][lower[:k]]).all() and np.isnan(zk[k:]).all()
+        np.testing.assert_array_equal(zk[:k][lower[:k]], z[:k][lower[:k]])
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_leak_token_first_and_last(lang):
+    at = open_page(lang)
+    at.slider(key="causal_leak_pos").set_value(N).run()
+    assert_clean(at)
+    bars = check_figures(at)[2]["data"]
+    causal, bi = decode_array(bars[0]["y"]), decode_array(bars[1]["y"])
+    assert np.all(causal[:-1] == 0.0) and causal[-1] > 0
+    assert np.all(bi > 0)
+    assert at.success and "0.0" in at.success[-1].value
+    table = at.dataframe[0].value
+    assert table.iloc[:-1, 4].all() and not table.iloc[-1, 4]
+    at.slider(key="causal_leak_pos").set_value(1).run()
+    assert_clean(at)
+    bars = check_figures(at)[2]["data"]
+    assert np.all(decode_array(bars[0]["y"]) > 0) and np.all(decode_array(bars[1]["y"]) > 0)
+
+
+def test_leak_random_vector_and_unknown_word():
+    at = open_page()
+    at.radio(key="causal_leak_how").set_value("random").run()
+    assert_clean(at)
+    check_figures(at)
+    assert "0.0 exactly" in at.success[-1].value
+    at.radio(key="causal_leak_how").set_value("word").run()
+    at.text_input(key="causal_leak_word").input("qqzxv🙂").run()
+    assert_clean(at)
+    assert "unknown to GloVe" in texts(at)
+    at.text_input(key="causal_leak_word").input("").run()
+    assert_clean(at)
+    check_figures(at)
+    at.text_input(key="causal_leak_word").input("the").run()  # the same word as token 6: nothing changes
+    assert_clean(at)
+    assert any("equals the old one" in x.value for x in at.info)
+
+
+@pytest.mark.parametrize("glove", [True, False])
+@pytest.mark.parametrize("text", ["", "   ", "x " * 45, "<script>alert(1)</script> <b>bold</b> [link](http://x) $x$"])
+def test_bad_or_odd_text(text, glove):
+    at = open_page()
+    at.toggle(key="causal_glove").set_value(glove).run()
+    use_text(at, text)
+    if not tokenize(text) or len(tokenize(text)) > 40:
+        assert at.warning
+        return
+    figs = check_figures(at)
+    assert len(figs) == 3
+    assert "<script>" not in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_one_token_sentence(lang):
+    at = open_page(lang)
+    use_text(at, "hello")
+    answer(at)
+    figs = check_figures(at)
+    assert len(figs) == 5
+    assert z_of(figs[2]).tolist() == [[1.0]]
+    assert not at.slider, "no slider can span 1..1"
+    assert len(at.success) == 1, "only the prediction's confirmation: no rows come before the only token"
+    assert decode_array(figs[4]["data"][0]["y"]).shape == (1,)
+
+
+def test_forty_tokens_and_emoji():
+    at = open_page()
+    at.toggle(key="causal_glove").set_value(False).run()
+    use_text(at, " ".join(f"w{i}" for i in range(39)) + " 🙂")
+    figs = check_figures(at)
+    n = len(tokenize(" ".join(f"w{i}" for i in range(39)) + " 🙂"))
+    assert z_of(figs[1]).shape == (n, n)
+    at.slider(key="causal_generated").set_value(1).run()
+    at.slider(key="causal_leak_pos").set_value(n).run()
+    assert_clean(at)
+    assert "0.0 exactly" in at.success[-1].value
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_unknown_only_in_glove_mode(lang):
+    at = open_page(lang)
+    use_text(at, "猫がマットに座った qqzxv")
+    assert at.warning and not plotly_figures(at)
+    at.toggle(key="causal_glove").set_value(False).run()  # random vectors know every word
+    assert_clean(at)
+    assert len(check_figures(at)) == 3
+
+
+def test_long_preset_and_link_state():
+    at = open_page(query={"causal_glove": "false", "causal_seed": "5", "causal_generated": "3"})
+    assert at.toggle(key="causal_glove").value is False
+    assert at.number_input(key="causal_seed").value == 5
+    assert at.slider(key="causal_generated").value == 3
+    at.selectbox(key="causal_preset").set_value("long_memory").run()
+    assert_clean(at)
+    figs = check_figures(at)
+    n = len(figs[1]["frames"])
+    assert n == 38
+    answer(at, 3)
+    assert at.warning, "a wrong answer is told so, with the reason"
+    check_figures(at)
