@@ -1,0 +1,91 @@
+"""Lesson 6 (a)-(b): one query's attention row over a sentence of GloVe vectors, and where a target word ranks.
+
+(a) raw:       Q = K = X (the 50-d word vectors), scores / sqrt(50).
+(b) projected: Q = X W_Q, K = X W_K with fresh Glorot matrices (training.projection_pair(seed)), / sqrt(d_k).
+Ranks are 1-based (1 = the largest weight); tokens with equal weight share the best rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .attention import attention_weights, softmax
+from .training import projection_pair
+
+
+def raw_row(X, query_index: int) -> np.ndarray:
+    """X: (n, d) -> (n,) attention weights of token ``query_index`` with Q = K = X, scaled by sqrt(d)."""
+    X = np.asarray(X, dtype=np.float64)
+    return attention_weights(X[query_index : query_index + 1], X)[0]
+
+
+def projected_row(X, query_index: int, d_k: int, seed: int) -> np.ndarray:
+    """X: (n, d) -> (n,) weights of ``query_index`` with Q = X W_Q, K = X W_K from projection_pair(d, d_k, seed)."""
+    X = np.asarray(X, dtype=np.float64)
+    W_q, W_k = projection_pair(X.shape[1], d_k, seed)
+    return attention_weights(X[query_index : query_index + 1] @ W_q, X @ W_k)[0]
+
+
+def projected_rows_over_seeds(X, query_index: int, d_k: int, seeds, chunk: int = 250) -> np.ndarray:
+    """X: (n, d), seeds: (S,) ints -> (S, n): row ``query_index`` for each seed, the same as projected_row per seed.
+
+    The matrices of ``chunk`` seeds at a time are stacked and scored in one batched product (about 13 MB at
+    d_k = 64), so memory stays flat however many seeds are asked for.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+    out = np.empty((seeds.size, X.shape[0]))
+    for start in range(0, seeds.size, chunk):
+        pairs = [projection_pair(X.shape[1], d_k, int(s)) for s in seeds[start : start + chunk]]
+        W_q = np.stack([p[0] for p in pairs])  # (c, d, d_k)
+        W_k = np.stack([p[1] for p in pairs])
+        q = np.einsum("d,sdk->sk", X[query_index], W_q)  # (c, d_k)
+        u = np.einsum("sk,sdk->sd", q, W_k)  # (c, d): W_K q, so K = X W_K is never formed
+        scores = np.einsum("nd,sd->sn", X, u) / np.sqrt(d_k)
+        out[start : start + len(pairs)] = softmax(scores, axis=-1)
+    return out
+
+
+def ranks_in_rows(rows, index: int) -> np.ndarray:
+    """rows: (..., n) -> (...) 1-based rank of entry ``index`` in each row (ties share the best rank)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    return 1 + np.sum(rows > rows[..., index : index + 1], axis=-1)
+
+
+def all_ranks(weights) -> np.ndarray:
+    """weights: (n,) -> (n,) 1-based rank of every entry (ties share the best rank)."""
+    w = np.asarray(weights, dtype=np.float64)
+    return 1 + np.sum(w[None, :] > w[:, None], axis=-1)
+
+
+def rank_counts(ranks, n: int) -> np.ndarray:
+    """ranks: (S,) in 1..n -> (n,) how many times each rank 1..n occurs (sums to S)."""
+    ranks = np.asarray(ranks, dtype=np.int64).reshape(-1)
+    if ranks.size and (ranks.min() < 1 or ranks.max() > n):
+        raise ValueError(f"ranks must lie in 1..{n}")
+    return np.bincount(ranks - 1, minlength=n)[:n]
+
+
+def rank_summary(counts) -> dict:
+    """counts: (n,) of ranks 1..n -> mean rank, top and bottom shares, and what a uniform (coin) draw would give."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n, total = counts.size, counts.sum()
+    if n == 0 or total == 0:
+        raise ValueError("rank_summary needs at least one rank")
+    shares = counts / total
+    return {
+        "seeds": int(total),
+        "n": n,
+        "mean_rank": float(np.sum(shares * np.arange(1, n + 1))),
+        "uniform_mean_rank": (n + 1) / 2,
+        "top_share": float(shares[0]),
+        "bottom_share": float(shares[-1]),
+        "uniform_share": 1.0 / n,
+        "top_half_share": float(shares[: n // 2].sum()),
+        "bottom_half_share": float(shares[n - n // 2 :].sum()),
+    }
+
+
+def sorted_order(weights) -> np.ndarray:
+    """weights: (n,) -> (n,) positions from largest to smallest weight (stable: equal weights keep sentence order)."""
+    return np.argsort(-np.asarray(weights, dtype=np.float64), kind="stable")

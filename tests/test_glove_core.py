@@ -1,0 +1,244 @@
+"""Lesson 6 core (glove_rows, pca, pronouns) against independent references: naive sorts, loops, SVD, bad files."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from attention_core.attention import random_projection
+from attention_core.glove import embed
+from attention_core.glove_rows import (
+    all_ranks, projected_row, projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row,
+    sorted_order,
+)
+from attention_core.pca import pca_3d
+from attention_core.presets import DATA_DIR, PresetError
+from attention_core.pronouns import build_split, load_pronoun_dataset, missing_words, pronoun_batch
+from attention_core.text import tokenize
+from attention_core.training import projection_pair
+
+SENTENCE = "the animal did not cross the street because it was too tired"
+
+
+def naive_rank(row, index):
+    """Rank by sorting: 1 + the position of the first value equal to row[index] in the descending list."""
+    values = sorted((float(v) for v in row), reverse=True)
+    return values.index(float(row[index])) + 1
+
+
+def naive_row(Q, K, i):
+    """softmax(q_i . k_j / sqrt(d)) with Python loops and math.exp."""
+    d = len(Q[i])
+    scores = [sum(Q[i][c] * K[j][c] for c in range(d)) / math.sqrt(d) for j in range(len(K))]
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    return np.array([e / sum(exps) for e in exps])
+
+
+@pytest.fixture(scope="module")
+def sentence_vectors(glove):
+    X, unknown = embed(tokenize(SENTENCE), glove)
+    assert not unknown
+    return X
+
+
+# --- ranks -------------------------------------------------------------------------------------------------------
+
+weights_with_ties = arrays(np.float64, st.integers(1, 12), elements=st.sampled_from([0.0, 0.1, 0.25, 0.3, 0.5, 1.0]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(weights_with_ties)
+def test_ranks_match_a_naive_sort(row):
+    ranks = all_ranks(row)
+    for i in range(row.size):
+        assert ranks[i] == naive_rank(row, i)
+        assert ranks_in_rows(row, i) == naive_rank(row, i)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 9)), elements=st.floats(0, 1)), st.data())
+def test_batched_ranks_match_naive(rows, data):
+    index = data.draw(st.integers(0, rows.shape[1] - 1))
+    got = ranks_in_rows(rows, index)
+    assert got.tolist() == [naive_rank(r, index) for r in rows]
+
+
+def test_sorted_order_is_descending_and_stable():
+    w = np.array([0.1, 0.3, 0.1, 0.5])
+    assert sorted_order(w).tolist() == [3, 1, 0, 2]
+
+
+def test_raw_row_matches_loop(sentence_vectors):
+    X = sentence_vectors
+    words = tokenize(SENTENCE)
+    qi, ti = words.index("it"), words.index("animal")
+    row = raw_row(X, qi)
+    np.testing.assert_allclose(row, naive_row(X.tolist(), X.tolist(), qi), rtol=0, atol=1e-12)
+    assert row.sum() == pytest.approx(1.0)
+    # the finding the page reports: "animal" near the bottom of the row of "it", "it" itself on top
+    assert ranks_in_rows(row, ti) == naive_rank(row, ti) == 10
+    assert sorted_order(row)[0] == qi
+
+
+def test_projected_row_uses_the_seeded_glorot_pair(sentence_vectors):
+    X = sentence_vectors
+    rng = np.random.default_rng(7)
+    W_q, W_k = random_projection(50, 16, rng), random_projection(50, 16, rng)
+    Wq2, Wk2 = projection_pair(50, 16, 7)
+    np.testing.assert_array_equal(W_q, Wq2)
+    np.testing.assert_array_equal(W_k, Wk2)
+    row = projected_row(X, 8, 16, 7)
+    np.testing.assert_allclose(row, naive_row((X @ W_q).tolist(), (X @ W_k).tolist(), 8), atol=1e-12)
+    assert not np.allclose(row, projected_row(X, 8, 16, 8))
+
+
+@pytest.mark.parametrize("d_k", [16, 50, 64])
+def test_rows_over_seeds_equal_the_single_seed_rows(sentence_vectors, d_k):
+    X = sentence_vectors
+    seeds = [0, 1, 5, 999]
+    rows = projected_rows_over_seeds(X, 8, d_k, seeds, chunk=3)  # two chunks
+    for s, row in zip(seeds, rows):
+        np.testing.assert_allclose(row, projected_row(X, 8, d_k, s), rtol=0, atol=1e-12)
+
+
+def test_rank_distribution_sums_to_the_number_of_seeds(sentence_vectors):
+    X = sentence_vectors
+    n_seeds = 1000
+    ranks = ranks_in_rows(projected_rows_over_seeds(X, 8, 16, range(n_seeds)), 1)
+    counts = rank_counts(ranks, X.shape[0])
+    assert counts.shape == (12,) and counts.sum() == n_seeds
+    np.testing.assert_array_equal(counts, [np.sum(ranks == r) for r in range(1, 13)])
+    summary = rank_summary(counts)
+    assert summary["seeds"] == n_seeds and summary["uniform_share"] == pytest.approx(1 / 12)
+    # sign symmetry (W_Q -> -W_Q reverses every row): the mean rank is the middle, up to sampling noise
+    assert abs(summary["mean_rank"] - 6.5) < 0.5
+    assert abs(summary["top_share"] - summary["bottom_share"]) < 0.06
+
+
+def test_sign_flip_reverses_ranks(sentence_vectors):
+    X = sentence_vectors
+    W_q, W_k = projection_pair(50, 16, 3)
+    up = naive_row((X @ W_q).tolist(), (X @ W_k).tolist(), 8)
+    down = naive_row((X @ -W_q).tolist(), (X @ W_k).tolist(), 8)
+    assert all(naive_rank(up, j) == 13 - naive_rank(down, j) for j in range(12) if j not in (0, 5))
+
+
+def test_rank_counts_rejects_out_of_range():
+    with pytest.raises(ValueError):
+        rank_counts([0, 1], 3)
+    with pytest.raises(ValueError):
+        rank_summary([0, 0])
+
+
+# --- PCA ---------------------------------------------------------------------------------------------------------
+
+def test_pca_matches_numpy_svd(sentence_vectors):
+    X = sentence_vectors
+    coords, explained = pca_3d(X)
+    centred = X - X.mean(axis=0)
+    U, s, Vt = np.linalg.svd(centred, full_matrices=False)
+    ref = centred @ Vt[:3].T
+    for c in range(3):  # each axis is defined up to its sign
+        sign = np.sign(ref[:, c] @ coords[:, c])
+        np.testing.assert_allclose(coords[:, c], sign * ref[:, c], atol=1e-9)
+    np.testing.assert_allclose(explained, (s**2 / np.sum(s**2))[:3], atol=1e-12)
+    np.testing.assert_array_equal(pca_3d(X)[0], coords)  # deterministic
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_pca_small_and_degenerate_inputs(n):
+    X = np.arange(n * 50, dtype=float).reshape(n, 50) ** 0.5
+    coords, explained = pca_3d(X)
+    assert coords.shape == (n, 3) and explained.shape == (3,)
+    assert np.isfinite(coords).all() and np.isfinite(explained).all()
+    assert np.all(coords[:, max(n - 1, 0):] == 0)
+    same = np.ones((4, 50))
+    assert not pca_3d(same)[0].any()
+
+
+# --- the pronoun dataset -------------------------------------------------------------------------------------------
+
+def test_dataset_shape_and_splits(glove):
+    ds = load_pronoun_dataset()
+    assert len(ds.train) >= 40 and len(ds.held_out) >= 20 and len(ds.train) % 2 == 0
+    assert missing_words(ds, glove.key_to_index) == []
+    for split in (ds.train, ds.held_out):
+        for a, b in zip(split[::2], split[1::2]):  # a pair: same sentence but the adjective, other referent
+            assert a.pair == b.pair and a.referent == "animal" and b.referent == "place"
+            diff = [i for i, (x, y) in enumerate(zip(a.tokens, b.tokens)) if x != y]
+            assert len(a.tokens) == len(b.tokens) and len(diff) == 1
+            assert a.tokens[a.pronoun_index] == "it" and a.answer != b.answer
+    for name in ("animals", "places", "animal_adjectives", "place_adjectives"):
+        assert not set(ds.words["train"][name]) & set(ds.words["held_out"][name])
+    held_nouns = {s.answer for s in ds.held_out}
+    assert not held_nouns & ds.training_words()
+    assert {"animal", "street", "tired", "wide"}.isdisjoint(ds.training_words())
+    assert tuple(tokenize(SENTENCE)) in {s.tokens for s in ds.held_out}
+
+
+def test_pair_i_takes_entry_i_mod_length():
+    words = {"animals": ("dog", "cat"), "places": ("road", "river", "lane"),
+             "animal_adjectives": ("tired",), "place_adjectives": ("wide", "busy")}
+    out = build_split("train", ["the {animal} saw the {place} but it was too {adjective}"], words, 4, "it")
+    assert [s.text for s in out[::2]] == [
+        "the dog saw the road but it was too tired", "the cat saw the river but it was too tired",
+        "the dog saw the lane but it was too tired", "the cat saw the road but it was too tired"]
+    assert [s.tokens[-1] for s in out[1::2]] == ["wide", "busy", "wide", "busy"]
+    assert [s.answer for s in out[:2]] == ["dog", "road"]
+
+
+def test_pronoun_batch(glove):
+    ds = load_pronoun_dataset()
+    batch = pronoun_batch(ds.held_out[:4], glove)
+    assert batch.X.shape[0] == 4 and batch.X.shape[2] == 50
+    for i, s in enumerate(ds.held_out[:4]):
+        assert batch.mask[i].sum() == len(s.tokens)
+        np.testing.assert_allclose(batch.X[i, s.answer_index], glove[s.answer])
+
+
+GOOD = (DATA_DIR / "pronoun_sentences.toml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ('pronoun = "it"', 'pronoun = ""', "pronoun"),
+    ('pronoun = "it"', "", "pronoun"),
+    ('pairs = 24', 'pairs = 0', "held_out.pairs"),
+    ('pairs = 24', 'pairs = "many"', "held_out.pairs"),
+    ('"the {animal} did not cross', '"the {animal} {animal} did not cross', "templates[0]"),
+    ('"the {animal} did not cross', '"the {animl} did not cross', "templates[0]"),
+    ('because it was too {adjective}",\n  "the {animal} would', 'because he was too {adjective}",\n  "the {animal} would',
+     "templates[0]"),
+    ('"dog", "cat"', '"dog", "Big Cat"', "train.animals[1]"),
+    ('"dog", "cat"', '"dog", "dog"', "train.animals"),
+    ('places = ["street"', 'places = ["road"', "held_out.places"),
+    ('animal_adjectives = ["tired"', 'animal_adjectives = [3', "held_out.animal_adjectives"),
+    ('[held_out]', '[held_outt]', "held_out"),
+])
+def test_bad_dataset_names_file_and_field(tmp_path: Path, old, new, field):
+    assert old in GOOD, old
+    (tmp_path / "pronoun_sentences.toml").write_text(GOOD.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(PresetError) as err:
+        load_pronoun_dataset(tmp_path)
+    message = str(err.value)
+    assert "pronoun_sentences.toml" in message and f"'{field}" in message, message
+
+
+def test_missing_or_broken_file_is_named(tmp_path: Path):
+    with pytest.raises(PresetError, match="pronoun_sentences.toml"):
+        load_pronoun_dataset(tmp_path)
+    (tmp_path / "pronoun_sentences.toml").write_text("pronoun = [", encoding="utf-8")
+    with pytest.raises(PresetError, match="pronoun_sentences.toml: not valid TOML"):
+        load_pronoun_dataset(tmp_path)
+
+
+def test_good_copy_loads(tmp_path: Path):
+    shutil.copy(DATA_DIR / "pronoun_sentences.toml", tmp_path)
+    assert load_pronoun_dataset(tmp_path).train == load_pronoun_dataset().train

@@ -1,0 +1,305 @@
+"""Lesson 6 widgets, one function per section: (a) raw GloVe, (b) untrained projections, (c) 3-D PCA, (d) training.
+
+Each section wires widgets -> attention_core -> charts -> text; the math lives in attention_core.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from dataclasses import asdict
+
+import streamlit as st
+
+from attention_core.glove_rows import (
+    all_ranks, projected_row, projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row, sorted_order,
+)
+from attention_core.pca import pca_3d
+from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
+from attention_core.training import TrainSetting, accuracy, answer_ranks, head_rows, sentence_row, train_head
+from charts.bars import weight_bars
+from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
+from ui.common import md_escape, predict_then_reveal, show_plotly
+
+S = "glove"
+N_SEEDS = 2000
+DK_OPTIONS = [16, 50, 64]
+TRAIN_DK = [2, 4, 8, 16, 50, 64]
+TRAIN_LR = [0.003, 0.01, 0.03, 0.1, 0.3]
+TRAIN_WD = [0.0, 0.0001, 0.001, 0.01]
+DEFAULT = TrainSetting()
+TRAINED = "glove_trained"  # st.session_state key of this user's trained weights
+
+
+def presenter() -> bool:
+    return bool(st.session_state.get("presenter", False))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def raw_weights(X, qi: int):
+    return raw_row(X, qi)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def projected_weights(X, qi: int, d_k: int, seed: int):
+    return projected_row(X, qi, d_k, seed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def seed_rank_counts(X, qi: int, ti: int, d_k: int, n_seeds: int = N_SEEDS):
+    rows = projected_rows_over_seeds(X, qi, d_k, range(n_seeds))
+    return rank_counts(ranks_in_rows(rows, ti), X.shape[0])
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def cloud_coords(X):
+    return pca_3d(X)
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def pronoun_data(_kv):
+    dataset = load_pronoun_dataset()
+    return dataset, pronoun_batch(dataset.train, _kv), pronoun_batch(dataset.held_out, _kv)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def evaluation(W_q, W_k, W_q0, W_k0, context: bool, _batch, split: str):
+    after = head_rows(W_q, W_k, _batch, context)
+    before = head_rows(W_q0, W_k0, _batch, context)
+    return after, before
+
+
+def csv_text(columns: dict) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(list(columns))
+    writer.writerows(zip(*columns.values()))
+    return out.getvalue()
+
+
+def row_table(t, words, weights, target_index: int) -> dict:
+    """The row as a table sorted by weight (rank, word, position, weight); the target is marked."""
+    order = sorted_order(weights)
+    ranks = all_ranks(weights)
+    return {
+        t("glove.col_rank"): [int(ranks[i]) for i in order],
+        t("glove.col_word"): [words[i] + (" ◀" if i == target_index else "") for i in order],
+        t("glove.col_position"): [int(i) + 1 for i in order],
+        t("glove.col_weight"): [float(weights[i]) for i in order],
+    }
+
+
+def show_table(t, table: dict, key: str, file_name: str) -> None:
+    weight_col = t("glove.col_weight")
+    st.dataframe(table, hide_index=True, key=f"{key}_table",
+                 column_config={weight_col: st.column_config.NumberColumn(format="%.4f")})
+    st.download_button(t("glove.download"), csv_text(table), file_name=file_name, mime="text/csv",
+                       key=f"{key}_download", icon=":material/download:")
+
+
+def section_raw(t, words, X, qi: int, ti: int):
+    """(a) Q = K = the raw 50-d vectors. Returns the query's row."""
+    st.subheader(t("glove.a_header"))
+    st.latex(r"w = \mathrm{softmax}\!\left(\frac{x_{\mathrm{query}}\, X^\top}{\sqrt{50}}\right)")
+    if not presenter():
+        st.markdown(t("glove.a_explain"))
+    row = raw_weights(X, qi)
+    if predict_then_reveal(t, S, 4, 3, key="glove_predict"):
+        order = sorted_order(row)
+        st.markdown(t("glove.a_rank", target=md_escape(words[ti]), query=md_escape(words[qi]),
+                      rank=int(ranks_in_rows(row, ti)), n=len(words), weight=f"{row[ti]:.4f}",
+                      top=md_escape(words[order[0]]), top_weight=f"{row[order[0]]:.4f}"))
+        left, right = st.columns([2, 3], gap="medium")
+        with left:
+            show_table(t, row_table(t, words, row, ti), "glove_raw", "glove_raw_row.csv")
+        with right:
+            show_plotly(weight_bars(words, row, title=t("glove.bars_raw", query=words[qi]), highlight=ti,
+                                    value_label=t("glove.weight")), key="glove_raw_bars")
+    return row
+
+
+MAX_SEED = 2**31 - 1
+
+
+def reroll() -> None:
+    """The re-roll button: the next seed (wrapping to 0 after the largest)."""
+    st.session_state["glove_seed"] = (int(st.session_state.get("glove_seed", 0)) + 1) % (MAX_SEED + 1)
+
+
+def section_random(t, words, X, qi: int, ti: int):
+    """(b) Q = X W_Q, K = X W_K with fresh Glorot matrices. Returns (row, seed, d_k)."""
+    st.subheader(t("glove.b_header"))
+    st.latex(r"Q = X W_Q,\; K = X W_K,\quad (W_Q)_{ij}, (W_K)_{ij} \sim \mathcal{N}\!\left(0, \tfrac{2}{50 + d_k}\right),"
+             r"\quad w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}} K^\top}{\sqrt{d_k}}\right)")
+    if not presenter():
+        st.markdown(t("glove.b_explain"))
+    c1, c2, c3 = st.columns([1, 1, 1], gap="medium", vertical_alignment="bottom")
+    d_k = c1.selectbox(t("glove.dk_label"), DK_OPTIONS, key="glove_dk", bind="query-params")
+    seed = int(c2.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1,
+                               key="glove_seed", bind="query-params"))
+    c3.button(t("glove.reroll"), on_click=reroll, key="glove_reroll", icon=":material/casino:")
+    row = projected_weights(X, qi, d_k, seed)
+    rank = int(ranks_in_rows(row, ti))
+    st.markdown(t("glove.b_rank", seed=seed, d_k=d_k, target=md_escape(words[ti]), rank=rank, n=len(words)))
+    show_plotly(weight_bars(words, row, title=t("glove.bars_projected", query=words[qi], seed=seed, d_k=d_k),
+                            highlight=ti, value_label=t("glove.weight")), key="glove_projected_bars")
+    counts = seed_rank_counts(X, qi, ti, d_k)
+    summary = rank_summary(counts)
+    show_plotly(rank_histogram(counts, highlight_rank=rank if seed < N_SEEDS else None,
+                               title=t("glove.hist_title", target=words[ti], seeds=N_SEEDS, d_k=d_k),
+                               rank_label=t("glove.rank_axis"), share_label=t("glove.share_axis"),
+                               observed_label=t("glove.observed"), uniform_label=t("glove.uniform")),
+                key="glove_rank_hist")
+    st.caption(t("glove.hist_caption", last=N_SEEDS - 1, target=md_escape(words[ti]),
+                 mean=f"{summary['mean_rank']:.2f}", uniform_mean=f"{summary['uniform_mean_rank']:.1f}",
+                 top=f"{100 * summary['top_share']:.1f}", bottom=f"{100 * summary['bottom_share']:.1f}",
+                 uniform=f"{100 * summary['uniform_share']:.1f}",
+                 top_half=f"{100 * summary['top_half_share']:.1f}",
+                 bottom_half=f"{100 * summary['bottom_half_share']:.1f}"))
+    if not presenter():
+        st.markdown(t("glove.b_symmetry"))
+    ranks = list(range(1, len(words) + 1))
+    st.download_button(t("glove.download_hist"), csv_text({
+        t("glove.col_rank"): ranks, t("glove.col_count"): [int(c) for c in counts],
+        t("glove.col_share"): [float(c) / N_SEEDS for c in counts],
+        t("glove.col_uniform"): [1.0 / len(words)] * len(words),
+    }), file_name="glove_rank_distribution.csv", mime="text/csv", key="glove_hist_download",
+        icon=":material/download:")
+    return row
+
+
+def section_cloud(t, words, X, qi: int, rows: dict) -> None:
+    """(c) 3-D PCA of the word vectors; the query's weights as size, colour and line width."""
+    st.subheader(t("glove.c_header"))
+    if not presenter():
+        st.markdown(t("glove.c_explain"))
+    mode = st.radio(t("glove.cloud_mode"), list(rows), horizontal=True, key="glove_cloud",
+                    format_func=lambda m: t(f"glove.mode_{m}"))
+    weights = rows[mode]
+    coords, explained = cloud_coords(X)
+    show_plotly(attention_cloud_3d(coords, words, weights, qi, title=t("glove.cloud_title", query=words[qi],
+                                   mode=t(f"glove.mode_{mode}")), weight_label=t("glove.weight"),
+                                   query_label=t("glove.query_marker")), key="glove_cloud_fig")
+    order = [i for i in sorted_order(weights) if i != qi][:3]
+    st.caption(t("glove.cloud_caption", n=len(words), var=f"{100 * explained.sum():.1f}",
+                 top=", ".join(f"{md_escape(words[i])} {weights[i]:.4f}" for i in order)))
+
+
+def train_controls(t) -> TrainSetting:
+    c = st.columns(6, gap="small", vertical_alignment="bottom")
+    d_k = c[0].selectbox(t("glove.train_dk"), TRAIN_DK, index=TRAIN_DK.index(DEFAULT.d_k), key="glove_train_dk")
+    lr = c[1].selectbox(t("glove.train_lr"), TRAIN_LR, index=TRAIN_LR.index(DEFAULT.learning_rate), key="glove_train_lr")
+    steps = c[2].slider(t("glove.train_steps"), 20, 800, DEFAULT.steps, step=10, key="glove_train_steps")
+    wd = c[3].selectbox(t("glove.train_wd"), TRAIN_WD, index=TRAIN_WD.index(DEFAULT.weight_decay), key="glove_train_wd")
+    seed = c[4].number_input(t("glove.train_seed"), 0, MAX_SEED, DEFAULT.seed, step=1, key="glove_train_seed")
+    context = c[5].toggle(t("glove.train_context"), DEFAULT.context, help=t("glove.train_context_help"),
+                          key="glove_train_context")
+    return TrainSetting(int(d_k), float(lr), int(steps), float(wd), int(seed), bool(context))
+
+
+def run_training(t, batch, setting: TrainSetting) -> None:
+    bar = st.progress(0.0, text=t("glove.train_running", step=0, steps=setting.steps, loss="…"))
+    every = max(1, setting.steps // 40)
+
+    def progress(step: int, loss: float) -> None:
+        if step % every == 0 or step == setting.steps:
+            bar.progress(step / setting.steps, text=t("glove.train_running", step=step, steps=setting.steps,
+                                                      loss=f"{loss:.4f}"))
+
+    start = time.perf_counter()
+    result = train_head(batch, setting, callback=progress)
+    seconds = time.perf_counter() - start
+    bar.empty()
+    st.session_state[TRAINED] = {"setting": asdict(setting), "W_q": result.W_q, "W_k": result.W_k,
+                                 "W_q_init": result.W_q_init, "W_k_init": result.W_k_init,
+                                 "losses": result.losses, "seconds": seconds}
+
+
+def trained_row(words, X, qi: int):
+    """The user's sentence through the trained head, or None before training."""
+    state = st.session_state.get(TRAINED)
+    if state is None:
+        return None
+    return sentence_row(state["W_q"], state["W_k"], X, qi, state["setting"]["context"])
+
+
+def section_train(t, kv, words, X, qi: int, ti: int) -> None:
+    """(d) Learn W_Q and W_K on pronoun sentences; report loss, held-out accuracy and the user's row."""
+    st.subheader(t("glove.d_header"))
+    st.latex(r"h_i = x_i + \operatorname{mean}_{j > i}\, x_j,\qquad s_j = \frac{(h_{\mathrm{it}} W_Q)\cdot(h_j W_K)}"
+             r"{\sqrt{d_k}},\qquad a = \mathrm{softmax}(s)")
+    st.latex(r"L = -\frac{1}{m}\sum_{\text{sentences}} \log a_{c} + \frac{\lambda}{2}\left(\lVert W_Q\rVert^2 +"
+             r" \lVert W_K\rVert^2\right),\quad \frac{\partial L}{\partial s} = \frac{a - e_c}{m}")
+    st.latex(r"\frac{\partial L}{\partial W_Q} = \sum h_{\mathrm{it}}^\top \frac{(a - e_c)^\top K}{m\sqrt{d_k}} + \lambda W_Q,"
+             r"\qquad \frac{\partial L}{\partial W_K} = \sum H^\top \frac{(a - e_c)\, q}{m\sqrt{d_k}} + \lambda W_K")
+    dataset, train_batch, held_batch = pronoun_data(kv)
+    if not presenter():
+        st.markdown(t("glove.d_explain"))
+        st.markdown(t("glove.d_why_context"))
+    st.caption(t("glove.dataset_info", train=len(dataset.train), pairs=len(dataset.train) // 2,
+                 held=len(dataset.held_out), example=md_escape(dataset.train[0].text),
+                 answer=md_escape(dataset.train[0].answer)))
+    setting = train_controls(t)
+    if st.button(t("glove.train_button"), type="primary", key="glove_train", icon=":material/model_training:"):
+        run_training(t, train_batch, setting)
+    state = st.session_state.get(TRAINED)
+    if state is None:
+        st.info(t("glove.not_trained"))
+        return
+    used = TrainSetting(**state["setting"])
+    st.success(t("glove.setting_used", d_k=used.d_k, lr=used.learning_rate, steps=used.steps, wd=used.weight_decay,
+                 seed=used.seed, context=t("glove.context_on" if used.context else "glove.context_off"),
+                 seconds=f"{state['seconds']:.2f}"))
+    if used != setting:
+        st.caption(t("glove.setting_changed"))
+    losses = state["losses"]
+    show_plotly(loss_curve(losses, title=t("glove.loss_title"), step_label=t("glove.step_axis"),
+                           loss_label=t("glove.loss_axis")), key="glove_loss_fig")
+    st.caption(t("glove.loss_caption", first=f"{losses[0]:.4f}", last=f"{losses[-1]:.4f}", steps=used.steps))
+    args = (state["W_q"], state["W_k"], state["W_q_init"], state["W_k_init"], used.context)
+    held_after, held_before = evaluation(*args, held_batch, "held_out")
+    train_after, _ = evaluation(*args, train_batch, "train")
+    m1, m2, m3 = st.columns(3)
+    acc_after, acc_before = accuracy(held_after, held_batch.answer), accuracy(held_before, held_batch.answer)
+    m1.metric(t("glove.acc_held"), f"{100 * acc_after:.1f} %", f"{100 * (acc_after - acc_before):+.1f}")
+    m2.metric(t("glove.acc_before"), f"{100 * acc_before:.1f} %")
+    m3.metric(t("glove.acc_train"), f"{100 * accuracy(train_after, train_batch.answer):.1f} %")
+    st.caption(t("glove.acc_caption", right=int(round(acc_after * held_batch.size)), n=held_batch.size))
+    ranks_after, ranks_before = answer_ranks(held_after, held_batch.answer), answer_ranks(held_before, held_batch.answer)
+    table = {
+        t("glove.col_sentence"): [s.text for s in dataset.held_out],
+        t("glove.col_answer"): [s.answer for s in dataset.held_out],
+        t("glove.col_top"): [s.tokens[int(sorted_order(r)[0])] for s, r in zip(dataset.held_out, held_after)],
+        t("glove.col_rank_before"): [int(r) for r in ranks_before],
+        t("glove.col_rank_after"): [int(r) for r in ranks_after],
+        t("glove.col_weight"): [float(r[s.answer_index]) for s, r in zip(dataset.held_out, held_after)],
+    }
+    with st.expander(t("glove.held_table_title", n=len(dataset.held_out)), expanded=not presenter()):
+        show_table(t, table, "glove_held", "glove_held_out.csv")
+    your_sentence(t, state, dataset, words, X, qi, ti)
+
+
+def your_sentence(t, state, dataset, words, X, qi: int, ti: int) -> None:
+    st.markdown("##### " + t("glove.yours_header"))
+    context = state["setting"]["context"]
+    before = sentence_row(state["W_q_init"], state["W_k_init"], X, qi, context)
+    after = sentence_row(state["W_q"], state["W_k"], X, qi, context)
+    left, right = st.columns(2, gap="medium")
+    with left:
+        show_plotly(weight_bars(words, before, title=t("glove.before_title", query=words[qi]), highlight=ti,
+                                value_label=t("glove.weight")), key="glove_before_bars")
+    with right:
+        show_plotly(weight_bars(words, after, title=t("glove.after_title", query=words[qi]), highlight=ti,
+                                value_label=t("glove.weight")), key="glove_after_bars")
+    st.markdown(t("glove.your_rank", target=md_escape(words[ti]), query=md_escape(words[qi]), n=len(words),
+                  before=int(ranks_in_rows(before, ti)), after=int(ranks_in_rows(after, ti)),
+                  weight=f"{after[ti]:.4f}"))
+    if words[qi] != dataset.pronoun:
+        st.caption(t("glove.query_not_pronoun", query=md_escape(words[qi]), pronoun=dataset.pronoun))
+    if tuple(words) in {s.tokens for s in dataset.train}:
+        st.caption(t("glove.in_training"))
+    else:
+        unseen = [w for w in dict.fromkeys(words) if w not in dataset.training_words()]
+        st.caption(t("glove.not_in_training", words=", ".join(md_escape(w) for w in unseen) or "—"))
+    show_table(t, row_table(t, words, after, ti), "glove_after", "glove_trained_row.csv")
