@@ -1,0 +1,32 @@
+# The app as one container: `docker build -t attention-live . && docker run -p 8501:8501 attention-live`.
+# See docs/hosting.md (replicas behind nginx: deploy/nginx.conf; Kubernetes: deploy/k8s.yaml).
+FROM python:3.11-slim
+
+# Production settings on top of .streamlit/config.toml: no file watcher (nothing is edited in a container).
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
+    STREAMLIT_SERVER_HEADLESS=true \
+    STREAMLIT_BROWSER_GATHER_USAGE_STATS=false
+
+# A non-root user; uid 1000 is also the one Hugging Face Spaces runs containers as.
+RUN useradd --create-home --uid 1000 app
+
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+# The code stays owned by root: the app only reads it. .streamlit/config.toml comes along (see .dockerignore).
+COPY . .
+
+USER app
+EXPOSE 8501
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4); sys.exit(0 if r.read().strip() == b'ok' else 1)"]
+
+# Replicas behind a load balancer must share one cookie secret:
+#   docker run -e STREAMLIT_SERVER_COOKIE_SECRET=<same long random string everywhere> ...
+CMD ["streamlit", "run", "streamlit_app.py", "--server.address=0.0.0.0", "--server.port=8501"]

@@ -1,0 +1,191 @@
+"""`python -m bench`: cold start, one student per page, and N concurrent students, against real servers.
+
+    .venv/bin/python -m bench                                   # the full run (40 students, 60 s)
+    .venv/bin/python -m bench --students 3 --duration 10        # a short check
+    .venv/bin/python -m bench --pages scaling,glove --phases single
+    .venv/bin/python -m bench --server-option runner.postScriptGC=false
+
+It starts `streamlit run bench/empty_app.py` and `streamlit run streamlit_app.py` on free loopback
+ports (one after the other, never both under load), drives them through Streamlit's websocket
+protocol (bench/protocol.py), and writes bench/results/<time>/results.json and summary.md, plus
+bench/results/latest.json and latest.md. See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench import load, report
+from bench.server import APP_SCRIPT, EMPTY_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer
+
+PHASES = ("cold", "single", "load")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--students", type=int, default=40, help="concurrent virtual students (default 40)")
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds of concurrent load (default 60)")
+    ap.add_argument("--think", type=float, default=1.0, help="mean seconds between a student's interactions")
+    ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which the students arrive")
+    ap.add_argument("--pages", default="", help="comma-separated url paths, e.g. home,rnn,glove "
+                    "(default: every page in the app's navigation; home or / = the default page)")
+    ap.add_argument("--phases", default=",".join(PHASES), help=f"which of {','.join(PHASES)} to run")
+    ap.add_argument("--reruns", type=int, default=30, help="single user: reruns at default settings per page")
+    ap.add_argument("--interactions", type=int, default=30, help="single user: widget changes per page")
+    ap.add_argument("--cold-page", default="glove", help="url path of the page whose first run ends the cold start")
+    ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra `streamlit run --KEY VALUE` for both servers, e.g. runner.postScriptGC=false")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="experiment: start the servers with import-time objects frozen out of the GC "
+                         "(bench/frozen_launch.py)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as an error")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"), help="results folder (default bench/results)")
+    ap.add_argument("--note", default="", help="a line printed at the top of the summary (e.g. PRELIMINARY)")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a measured target fails")
+    return ap.parse_args(argv)
+
+
+def _server_options(pairs: list[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--server-option needs KEY=VALUE, got {pair!r}")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def _meta(args: argparse.Namespace, argv: list[str], options: dict[str, str]) -> dict:
+    import streamlit
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=5).stdout.strip() or "unknown"
+    except OSError:
+        commit = "unknown"
+    return {
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "command": "python -m bench " + " ".join(shlex.quote(a) for a in argv),
+        "cpus": os.cpu_count(),
+        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": platform.python_version(),
+        "streamlit": streamlit.__version__,
+        "commit": commit,
+        "server_options": options,
+        "gc_freeze": bool(getattr(args, "gc_freeze", False)),
+        "note": args.note,
+    }
+
+
+def _records(records) -> list[dict]:
+    return [r.__dict__ for r in records]
+
+
+async def _single_user_all(url: str, pages: list[str], args, read_memory, interactions: int | None = None) -> dict:
+    """Each page alone in its own session, with the server's RSS sampled every 50 ms meanwhile."""
+    summaries = {}
+    for i, page in enumerate(pages):
+        stop = asyncio.Event()
+        t0 = time.perf_counter()
+        sampler = asyncio.create_task(load.sample_memory(read_memory, t0, stop, every_s=0.05))
+        try:
+            recs = await load.single_user(
+                url, page, reruns=args.reruns, interactions=args.interactions if interactions is None else interactions,
+                seed=args.seed + i, timeout=args.timeout)
+        finally:
+            stop.set()
+            memory = await sampler
+        label = load.page_label(page)
+        summaries[label] = s = report.page_summary(_records(recs))
+        rss = [m["rss_mb"] for m in memory]
+        s["rss_mb"] = {"before": rss[0], "peak": max(rss), "after": rss[-1]} if rss else None
+        widget = f", widget p95 {s['widget']['p95_ms']} ms" if s["widget"]["n"] else ""
+        print(f"  {label:16s} rerun p95 {s['rerun']['p95_ms']} ms{widget}, errors {s['errors'] or 0}", flush=True)
+    return summaries
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> dict:
+    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    unknown = set(phases) - set(PHASES)
+    if unknown:
+        raise SystemExit(f"unknown phase(s) {sorted(unknown)}; choose from {PHASES}")
+    options = {**PRODUCTION_OPTIONS, **_server_options(args.server_option)}
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out_root = Path(args.out)
+    out_dir = out_root / stamp
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {"meta": _meta(args, argv, options), "cold_start": {}, "single_user": None, "concurrent": None}
+
+    # 1. The framework's floor: an empty page, alone on its own server.
+    if "cold" in phases or "single" in phases:
+        print("empty page (bench/empty_app.py)", flush=True)
+        with StreamlitServer(EMPTY_SCRIPT, options=options, gc_freeze=args.gc_freeze,
+                             log_path=out_dir / "server-empty.log") as empty:
+            results["cold_start"]["empty"] = asyncio.run(load.cold_start(empty.url, empty.started_at, ""))
+            if "single" in phases:
+                floor = asyncio.run(_single_user_all(empty.url, [""], args, empty.memory, interactions=0))
+                results["single_user"] = {"empty": floor["/"], "pages": {}}
+        if "cold" not in phases:
+            results["cold_start"] = {}
+
+    # 2. The app: cold start, then each page alone, then the class.
+    print("app (streamlit_app.py)", flush=True)
+    with StreamlitServer(APP_SCRIPT, options=options, gc_freeze=args.gc_freeze,
+                         log_path=out_dir / "server-app.log") as app:
+        cold = asyncio.run(load.cold_start(app.url, app.started_at, args.cold_page))
+        if "cold" in phases:
+            results["cold_start"]["app"] = cold
+            print(f"  cold start to first '{args.cold_page}' run: {cold['start_to_page_s']} s "
+                  f"errors {cold['errors'] or 0}", flush=True)
+        all_pages = asyncio.run(load.discover_pages(app.url, timeout=args.timeout))
+        requested = [p for p in args.pages.split(",") if p.strip()]
+        try:
+            pages = load.resolve_pages(requested, all_pages) if requested else all_pages
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
+        results["meta"]["pages"] = [load.page_label(p) for p in pages]
+        if "single" in phases:
+            results["single_user"] = results["single_user"] or {"empty": None, "pages": {}}
+            results["single_user"]["pages"] = asyncio.run(_single_user_all(app.url, pages, args, app.memory))
+        if "load" in phases:
+            cfg = load.LoadConfig(students=args.students, duration_s=args.duration, think_s=args.think,
+                                  ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, pages=pages)
+            print(f"  {cfg.students} students for {cfg.duration_s:g} s (+{cfg.ramp_s:g} s ramp)...", flush=True)
+            raw = asyncio.run(load.concurrent_students(app.url, cfg, app.memory))
+            raw["records"] = _records(raw["records"])
+            summary = report.load_summary(raw)
+            summary["server_tracebacks"] = app.log_tracebacks()
+            results["concurrent"] = summary
+            (out_dir / "load-records.json").write_text(json.dumps(raw["records"]))
+        results["meta"]["server_tracebacks"] = app.log_tracebacks()
+        results["meta"]["server_peak_rss_mb"] = round(app.memory().get("VmHWM", 0) / 2**20, 1)
+
+    results["targets"] = report.check_targets(results)
+    json_path, md_path = report.write(results, out_dir, latest_dir=out_root)
+    print()
+    print(md_path.read_text())
+    print(f"written: {json_path}\n         {md_path}\n         {out_root / 'latest.md'}")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    results = run(args, argv)
+    failed = [c for c in results["targets"] if c["ok"] is False]
+    return 1 if (args.strict and failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

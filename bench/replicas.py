@@ -1,0 +1,277 @@
+"""`python -m bench.replicas`: two replicas behind nginx with sticky sessions, checked under load.
+
+    .venv/bin/python -m bench.replicas                        # 40 students, 60 s per phase
+    .venv/bin/python -m bench.replicas --students 4 --duration 10
+
+It starts two `streamlit run streamlit_app.py` on loopback ports with one shared
+STREAMLIT_SERVER_COOKIE_SECRET, and nginx (Debian package; `apt-get install -y nginx`) with
+deploy/nginx.conf itself, rewritten only where it names hosts (the lines marked `# replica`, the
+listen line, log and pid paths) plus an `X-Upstream: $upstream_addr` response header. Then:
+
+1. warm-up: every page once on each replica (their caches are per process);
+2. baseline: the load generator against replica 1 directly;
+3. the same load through nginx, where each student first GETs its page (the browser's first request,
+   which sets the st_route cookie), opens the websocket with that cookie, and halfway through drops
+   the websocket and resumes its session, as the frontend does after a network blip.
+
+It reports, per student, the replica that answered the GET, the first websocket and the reconnect
+(X-Upstream), whether the reconnect resumed the same Streamlit session (same session id in
+new_session), the routes in nginx's access log, each replica's /_stcore/metrics session counters,
+errors, and the throughput against the single replica.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench import load, report
+from bench.protocol import StreamlitTab
+from bench.server import APP_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer, free_port, http_get, session_metrics
+
+NGINX_TEMPLATE = ROOT / "deploy" / "nginx.conf"
+UPSTREAM_HEADER = "add_header X-Upstream $upstream_addr always;"
+
+
+def nginx_config(template: str, upstreams: list[str], port: int, workdir: Path, sticky: bool = True) -> str:
+    """deploy/nginx.conf -> the same config on loopback: our upstreams, port, log and temp paths.
+
+    sticky=False drops the `hash` line (plain round robin): the negative control for the check.
+    """
+    out, replaced = [], defaultdict(int)
+    for line in template.splitlines():
+        if line.strip().startswith("hash $st_route"):
+            replaced["hash"] = 1
+            if not sticky:
+                continue
+        if line.rstrip().endswith("# replica"):
+            if not replaced["replica"]:
+                indent = line[: len(line) - len(line.lstrip())]
+                out += [f"{indent}server {u};  # replica" for u in upstreams]
+            replaced["replica"] += 1
+            continue
+        stripped = line.strip()
+        if stripped.startswith("listen "):
+            line, replaced["listen"] = line.replace(stripped, f"listen 127.0.0.1:{port};"), 1
+        elif stripped == "# bench: upstream header":
+            line, replaced["header"] = line.replace(stripped, UPSTREAM_HEADER), 1
+        elif stripped.startswith("worker_processes"):
+            line, replaced["workers"] = "worker_processes 1;", 1
+        elif stripped.startswith("access_log "):
+            line, replaced["log"] = line.replace(stripped.split()[1], str(workdir / "access.log")), 1
+        elif stripped == "http {":
+            out.append(line)
+            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+                out.append(f"    {kind}_temp_path {workdir / kind};")
+            continue
+        out.append(line)
+    missing = {"replica", "listen", "header", "workers", "log", "hash"} - set(replaced)
+    if missing:
+        raise ValueError(f"{NGINX_TEMPLATE} no longer has the lines bench.replicas rewrites: {sorted(missing)}")
+    head = [f"pid {workdir / 'nginx.pid'};", f"error_log {workdir / 'error.log'} warn;"]
+    return "\n".join(head + out) + "\n"
+
+
+class Nginx:
+    """nginx in the foreground (daemon off) with a private prefix, config, logs and pid file."""
+
+    def __init__(self, upstreams: list[str], workdir: Path, sticky: bool = True):
+        binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+        if binary is None:
+            raise SystemExit("nginx is not installed: apt-get install -y nginx")
+        self.binary, self.workdir, self.port = binary, workdir, free_port()
+        workdir.chmod(0o755)  # nginx workers run as an unprivileged user and write temp files here
+        self.conf = workdir / "nginx.conf"
+        self.conf.write_text(nginx_config(NGINX_TEMPLATE.read_text(), upstreams, self.port, workdir, sticky))
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Nginx:
+        test = subprocess.run([self.binary, "-t", "-p", str(self.workdir), "-c", str(self.conf)],
+                              capture_output=True, text=True)
+        if test.returncode != 0:
+            raise RuntimeError(f"nginx -t failed:\n{test.stderr}")
+        self.proc = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(self.conf), "-g", "daemon off;"],
+                                     stdout=subprocess.DEVNULL, stderr=open(self.workdir / "nginx.out", "w"))
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if http_get(self.url + "/_stcore/health")[1].strip() == "ok":
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"nginx did not come up; see {self.workdir / 'error.log'}")
+
+    def __exit__(self, *exc) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def routes(self) -> dict[str, set[str]]:
+        """st_route cookie value -> upstream addresses that served it, from the access log."""
+        seen: dict[str, set[str]] = defaultdict(set)
+        log = self.workdir / "access.log"
+        for line in log.read_text().splitlines() if log.exists() else []:
+            fields = dict(part.split("=", 1) for part in line.split() if part.startswith(("route=", "upstream=")))
+            if fields.get("upstream", "-") not in ("-", ""):
+                seen[fields["route"]].add(fields["upstream"])
+        return seen
+
+
+async def warm_up(url: str, pages: list[str]) -> None:
+    tab = StreamlitTab(url, timeout=60)
+    await tab.connect()
+    try:
+        for page in pages:
+            await tab.open_page(page)
+    finally:
+        await tab.close()
+
+
+def stickiness(raw: dict, routes: dict[str, set[str]]) -> dict:
+    """Did every session stay on one replica? Per student and from nginx's own log."""
+    students = []
+    for s in raw["sessions"]:
+        upstreams = {u for u in [s["http_upstream"], *s["ws_upstreams"]] if u}
+        students.append({**s, "stayed": len(upstreams) == 1 and s["resumed"] is not False})
+    moved_routes = {r: sorted(u) for r, u in routes.items() if len(u) > 1}
+    per_replica: dict[str, int] = defaultdict(int)
+    for s in students:
+        if s["ws_upstreams"]:
+            per_replica[s["ws_upstreams"][0]] += 1
+    return {
+        "students": len(students),
+        "stayed": sum(s["stayed"] for s in students),
+        "resumed": sum(s["resumed"] is True for s in students),
+        "reconnects": sum(s["resumed"] is not None for s in students),
+        "sessions_per_replica": dict(per_replica),
+        "routes_in_log": len(routes),
+        "routes_on_two_replicas": moved_routes,
+        "detail": students,
+    }
+
+
+def markdown(res: dict) -> str:
+    st, base, lb = res["stickiness"], res["single_replica"], res["through_nginx"]
+    lines = [f"### Replicas behind nginx, {res['meta']['started']}" + (" (NO sticky sessions: control run)" if res["meta"].get("no_sticky") else ""), "",
+             f"`{res['meta']['command']}` on {res['meta']['cpus']} CPUs (load average {res['meta']['loadavg']} at start).",
+             ""]
+    if res["meta"].get("note"):
+        lines += [f"**{res['meta']['note']}**", ""]
+    lines += ["| setup | students | runs | runs/s | p50 (ms) | p95 (ms) | p99 (ms) | errors |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in (("1 replica, direct", base), ("2 replicas via nginx", lb)):
+        a = s["interactions"]
+        lines.append(f"| {name} | {s['students']} | {s['runs']} | {report._fmt(s['runs_per_s'], 2)} "
+                     f"| {report._fmt(a['p50_ms'])} | {report._fmt(a['p95_ms'])} | {report._fmt(a['p99_ms'])} | {s['errors']} |")
+    ratio = (lb["runs_per_s"] / base["runs_per_s"]) if base["runs_per_s"] else None
+    lines += ["", f"Throughput through nginx / one replica: {report._fmt(ratio, 2)}x "
+                  f"(students pace themselves at ~1 interaction/s, so this only exceeds 1 once one replica saturates).",
+              "", "Sticky sessions:", "",
+              f"- {st['stayed']} of {st['students']} students stayed on one replica for the page GET, the websocket "
+              f"and the reconnect; {st['resumed']} of {st['reconnects']} reconnects resumed the same Streamlit session.",
+              f"- Sessions per replica (first websocket): "
+              + ", ".join(f"{k}: {v}" for k, v in sorted(st["sessions_per_replica"].items())) + ".",
+              f"- nginx access log: {st['routes_in_log']} route cookies, "
+              f"{len(st['routes_on_two_replicas'])} of them served by more than one replica.",
+              "- Replica /_stcore/metrics after the run: "
+              + "; ".join(f"{u}: " + ", ".join(f"{k} {v:g}" for k, v in m.items()) for u, m in res["replica_metrics"].items())
+              + "."]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=40)
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds per phase (baseline, then nginx)")
+    ap.add_argument("--think", type=float, default=1.0)
+    ap.add_argument("--ramp", type=float, default=5.0)
+    ap.add_argument("--pages", default="", help="comma-separated url paths (default: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--note", default="")
+    ap.add_argument("--no-sticky", action="store_true",
+                    help="negative control: round robin instead of the cookie hash (the check must then fail)")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out_root = Path(args.out)
+    out_dir = out_root / f"{stamp}-replicas"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    from bench.__main__ import _meta, _records
+
+    meta = _meta(args, argv, PRODUCTION_OPTIONS)
+    meta["command"] = meta["command"].replace("python -m bench ", "python -m bench.replicas ", 1)
+    meta["no_sticky"] = args.no_sticky
+    env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # one secret shared by all replicas
+    replicas = [StreamlitServer(APP_SCRIPT, options=PRODUCTION_OPTIONS, env=env, log_path=out_dir / f"server-{i + 1}.log")
+                for i in range(2)]
+    with tempfile.TemporaryDirectory(prefix="bench-nginx-") as tmp, replicas[0], replicas[1]:
+        for r in replicas:
+            r.wait_healthy()
+        all_pages = asyncio.run(load.discover_pages(replicas[0].url))
+        requested = [p for p in args.pages.split(",") if p.strip()]
+        pages = load.resolve_pages(requested, all_pages) if requested else all_pages
+        print(f"replicas {[r.url for r in replicas]}; pages {[load.page_label(p) for p in pages]}", flush=True)
+        for r in replicas:
+            asyncio.run(warm_up(r.url, pages))
+        cfg = dict(students=args.students, duration_s=args.duration, think_s=args.think, ramp_s=args.ramp,
+                   timeout_s=args.timeout, seed=args.seed, pages=pages)
+        print(f"baseline: {args.students} students on replica 1 for {args.duration:g} s", flush=True)
+        base_raw = asyncio.run(load.concurrent_students(replicas[0].url, load.LoadConfig(**cfg), replicas[0].memory))
+        with Nginx([f"127.0.0.1:{r.port}" for r in replicas], Path(tmp), sticky=not args.no_sticky) as nginx:
+            before = {f"127.0.0.1:{r.port}": session_metrics(r.url) for r in replicas}
+            print(f"through nginx {nginx.url}: {args.students} students for {args.duration:g} s, "
+                  f"reconnecting after {args.duration / 2:g} s", flush=True)
+            lb_cfg = load.LoadConfig(**cfg, get_page_first=True, reconnect_after_s=args.duration / 2)
+            lb_raw = asyncio.run(load.concurrent_students(nginx.url, lb_cfg))
+            routes = nginx.routes()
+            shutil.copy(Path(tmp) / "nginx.conf", out_dir / "nginx.conf")
+        after = {f"127.0.0.1:{r.port}": session_metrics(r.url) for r in replicas}
+        tracebacks = sum(r.log_tracebacks() for r in replicas)
+    for raw in (base_raw, lb_raw):
+        raw["records"] = _records(raw["records"])
+    metrics = {u: {k: after[u].get(k, 0) - (0 if k == "active_sessions" else before[u].get(k, 0)) for k in after[u]}
+               for u in after}
+    res = {
+        "meta": {**meta, "server_tracebacks": tracebacks},
+        "single_replica": report.load_summary(base_raw),
+        "through_nginx": report.load_summary(lb_raw),
+        "stickiness": stickiness(lb_raw, routes),
+        "replica_metrics": metrics,
+    }
+    st = res["stickiness"]
+    res["ok"] = (st["stayed"] == st["students"] == args.students and not st["routes_on_two_replicas"]
+                 and res["through_nginx"]["errors"] == 0 and tracebacks == 0)
+    (out_dir / "results.json").write_text(json.dumps(res, indent=1, default=str))
+    md = markdown(res)
+    (out_dir / "summary.md").write_text(md)
+    (out_root / "latest-replicas.md").write_text(md)
+    print()
+    print(md)
+    print(f"written: {out_dir / 'results.json'}\n         {out_dir / 'summary.md'}")
+    return 0 if res["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The benchmark's load generator speaks Streamlit's protocol correctly (no timing is asserted here).
+
+Two real `streamlit run` servers on free loopback ports:
+- the app itself: the generator opens the default page, changes widgets it found in the deltas, sees
+  script_finished, and two concurrent students run for two seconds with zero errors;
+- a small fixture app with one widget of every kind the generator drives, a form and a second page:
+  every value the generator sends is the value the script receives (the script echoes its
+  session state), navigation keeps the session, and a reconnect resumes it.
+The pure parts (percentiles, the nginx rewrite) are checked without a server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from bench import load, report
+from bench.protocol import StreamlitTab
+from bench.replicas import NGINX_TEMPLATE, UPSTREAM_HEADER, nginx_config
+from bench.server import APP_SCRIPT, PRODUCTION_OPTIONS, StreamlitServer
+
+FIXTURE_APP = '''
+import json
+import streamlit as st
+
+KEYS = ["t_d", "t_range", "t_ss", "t_n", "t_sel", "t_r", "t_c", "t_tg", "t_txt", "t_m", "t_pl", "t_fs"]
+
+def lesson():
+    st.slider("d", 1, 64, 8, key="t_d")
+    st.slider("range", 0.0, 1.0, (0.2, 0.8), step=0.1, key="t_range")
+    st.select_slider("s", ["a", "b", "c"], value="b", key="t_ss")
+    st.number_input("n", 0, 10, 3, key="t_n")
+    st.selectbox("sel", ["x", "y", "z"], key="t_sel")
+    st.radio("r", ["p", "q"], index=None, key="t_r")
+    st.checkbox("c", key="t_c")
+    st.toggle("tg", key="t_tg")
+    st.text_input("txt", "the cat sat", key="t_txt")
+    st.multiselect("m", ["u", "v", "w"], key="t_m")
+    st.pills("pl", ["i", "j"], key="t_pl")
+    if st.button("b", key="t_b"):
+        st.session_state.clicks = st.session_state.get("clicks", 0) + 1
+    with st.form("f"):
+        st.slider("fs", 0, 5, 1, key="t_fs")
+        st.form_submit_button("go")
+    state = {k: st.session_state.get(k) for k in KEYS}
+    state["clicks"] = st.session_state.get("clicks", 0)
+    st.code(json.dumps(state, default=list), language=None)
+
+def other():
+    st.slider("o", 0, 3, 1, key="o_s")
+
+st.navigation([st.Page(lesson, title="Lesson", default=True), st.Page(other, title="Other", url_path="other")]).run()
+'''
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory):
+    srv = StreamlitServer(APP_SCRIPT, options=PRODUCTION_OPTIONS,
+                          log_path=tmp_path_factory.mktemp("bench") / "server.log")
+    with srv:
+        srv.wait_healthy(timeout=90)
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def fixture_server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fixture_app")
+    (folder / "fixture_app.py").write_text(FIXTURE_APP)
+    srv = StreamlitServer(str(folder / "fixture_app.py"), options=PRODUCTION_OPTIONS, log_path=folder / "server.log")
+    with srv:
+        srv.wait_healthy(timeout=90)
+        yield srv
+
+
+# --- the app ----------------------------------------------------------------------------------------
+
+async def _drive_app(url: str) -> tuple[StreamlitTab, list]:
+    tab = StreamlitTab(url, timeout=60)
+    await tab.connect()
+    try:
+        runs = [await tab.open_page("")]
+        runs += [await tab.change_random_widget(random.Random(seed)) for seed in range(3)]
+        runs.append(await tab.rerun())
+    finally:
+        await tab.close()
+    return tab, runs
+
+
+def test_the_app_opens_and_its_widgets_change(app_server):
+    tab, runs = asyncio.run(_drive_app(app_server.url))
+    opened, *changed, again = runs
+    assert [r.errors for r in runs] == [[]] * len(runs)
+    assert tab.session_id and "" in tab.pages and len(tab.pages) > 1, "new_session and navigation were read"
+    assert opened.kind == "open" and opened.messages > 0 and opened.bytes_received > 0
+    assert all(r.kind == "widget" and r.widget for r in changed), [(r.kind, r.widget) for r in changed]
+    assert again.kind == "rerun"
+    assert tab.drivable_widgets(), "the frame's and the page's widgets were read out of the deltas"
+
+
+def test_concurrent_students_on_the_app_report_no_errors(app_server):
+    cfg = load.LoadConfig(students=2, duration_s=2.0, think_s=0.4, ramp_s=0.2, timeout_s=60, seed=1, pages=[""])
+    raw = asyncio.run(load.concurrent_students(app_server.url, cfg, app_server.memory))
+    assert raw["student_errors"] == []
+    assert raw["records"], "the students ran the app"
+    assert [r.errors for r in raw["records"]] == [[] for _ in raw["records"]]
+    assert any(r.kind == "widget" for r in raw["records"])
+    assert raw["memory"] and raw["memory"][0]["rss_mb"] > 0
+    summary = report.load_summary({**raw, "records": [r.__dict__ for r in raw["records"]]})
+    assert summary["errors"] == 0 and summary["runs"] == len(raw["records"])
+
+
+# --- every widget kind, forms, navigation, reconnect ---------------------------------------------------
+
+def _echo(tab: StreamlitTab) -> dict:
+    return json.loads(next(p.code_text for kind, p in tab.elements if kind == "code"))
+
+
+def _expected(widget, state) -> object:
+    """What the script should see for the WidgetState the generator sent."""
+    field = state.WhichOneof("value")
+    if field == "double_array_value":
+        values = list(state.double_array_value.data)
+        return values if len(values) > 1 else (int(values[0]) if widget.proto.data_type == 0 else values[0])
+    if field == "string_array_value":
+        values = list(state.string_array_value.data)
+        if widget.kind == "multiselect":
+            return values
+        return values[0] if values else None
+    if field == "double_value":
+        return int(state.double_value) if widget.proto.data_type == 0 else state.double_value
+    return getattr(state, field)
+
+
+async def _drive_fixture(url: str) -> dict:
+    tab = StreamlitTab(url, timeout=60)
+    await tab.connect()
+    rng = random.Random(7)
+    out = {"runs": [], "checked": {}, "mismatch": {}}
+    try:
+        out["runs"].append(await tab.open_page(""))
+        out["kinds"] = sorted({w.kind for w in tab.drivable_widgets()})
+        for key in ["t_d", "t_range", "t_ss", "t_n", "t_sel", "t_r", "t_c", "t_tg", "t_txt", "t_m", "t_pl", "t_b", "go"]:
+            widget = next(w for w in tab.drivable_widgets() if w.user_key == key or (key == "go" and w.is_form_submitter))
+            clicks_before = _echo(tab)["clicks"]
+            out["runs"].append(await tab.change_widget(widget, rng))
+            echo = _echo(tab)
+            if key == "t_b":
+                out["checked"][key] = echo["clicks"] == clicks_before + 1
+                continue
+            if key == "go":
+                widget = next(w for w in tab.widgets if w.user_key == "t_fs")
+            want = _expected(widget, tab.states[widget.id])
+            out["checked"][widget.user_key] = echo[widget.user_key] == want
+            if echo[widget.user_key] != want:
+                out["mismatch"][widget.user_key] = (echo[widget.user_key], want)
+        session = tab.session_id
+        out["runs"].append(await tab.navigate("other"))
+        out["other_keys"] = sorted(w.user_key for w in tab.widgets)
+        out["same_session_after_navigate"] = tab.session_id == session
+        out["runs"].append(await tab.change_random_widget(rng))
+        await tab.reconnect()
+        out["runs"].append(await tab.rerun())
+        out["resumed"] = tab.session_id == session
+        out["runs"].append(await tab.navigate(""))
+        out["back_on_lesson"] = "t_d" in {w.user_key for w in tab.widgets}
+    finally:
+        await tab.close()
+    return out
+
+
+def test_every_widget_kind_reaches_the_script_with_the_value_sent(fixture_server):
+    out = asyncio.run(_drive_fixture(fixture_server.url))
+    assert [r.errors for r in out["runs"]] == [[] for _ in out["runs"]]
+    assert set(out["kinds"]) >= {"slider", "number_input", "selectbox", "radio", "checkbox", "text_input",
+                                 "multiselect", "button_group", "button"}
+    assert out["mismatch"] == {}
+    assert all(out["checked"].values()) and len(out["checked"]) == 13
+    assert out["other_keys"] == ["o_s"] and out["same_session_after_navigate"]
+    assert out["resumed"] and out["back_on_lesson"]
+
+
+# --- the pure parts -----------------------------------------------------------------------------------
+
+def test_percentile_interpolates_between_ranks():
+    assert report.percentile([1, 2, 3, 4], 50) == 2.5
+    assert report.percentile([5.0], 95) == 5.0
+    assert report.percentile(list(range(101)), 95) == 95
+
+
+def test_nginx_config_is_the_deploy_file_on_loopback(tmp_path: Path):
+    conf = nginx_config(NGINX_TEMPLATE.read_text(), ["127.0.0.1:1001", "127.0.0.1:1002"], 8080, tmp_path)
+    assert "server 127.0.0.1:1001;" in conf and "server 127.0.0.1:1002;" in conf and "app-1" not in conf
+    assert "listen 127.0.0.1:8080;" in conf and UPSTREAM_HEADER in conf
+    assert "hash $st_route consistent;" in conf
+    assert 'proxy_set_header Connection "upgrade";' in conf and "proxy_read_timeout 86400s;" in conf
+    plain = nginx_config(NGINX_TEMPLATE.read_text(), ["127.0.0.1:1001"], 8080, tmp_path, sticky=False)
+    assert "hash $st_route" not in plain
