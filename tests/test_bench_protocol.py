@@ -12,6 +12,7 @@ The pure parts (percentiles, the nginx rewrite) are checked without a server.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import random
 from pathlib import Path
@@ -57,6 +58,12 @@ st.navigation([st.Page(lesson, title="Lesson", default=True), st.Page(other, tit
 '''
 
 
+def run_coroutine(coro):
+    """asyncio.run in a fresh thread: Playwright's sync API (the browser tests) may own this thread's event loop."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory):
     srv = StreamlitServer(APP_SCRIPT, options=PRODUCTION_OPTIONS,
@@ -91,7 +98,7 @@ async def _drive_app(url: str) -> tuple[StreamlitTab, list]:
 
 
 def test_the_app_opens_and_its_widgets_change(app_server):
-    tab, runs = asyncio.run(_drive_app(app_server.url))
+    tab, runs = run_coroutine(_drive_app(app_server.url))
     opened, *changed, again = runs
     assert [r.errors for r in runs] == [[]] * len(runs)
     assert tab.session_id and "" in tab.pages and len(tab.pages) > 1, "new_session and navigation were read"
@@ -103,7 +110,7 @@ def test_the_app_opens_and_its_widgets_change(app_server):
 
 def test_concurrent_students_on_the_app_report_no_errors(app_server):
     cfg = load.LoadConfig(students=2, duration_s=2.0, think_s=0.4, ramp_s=0.2, timeout_s=60, seed=1, pages=[""])
-    raw = asyncio.run(load.concurrent_students(app_server.url, cfg, app_server.memory))
+    raw = run_coroutine(load.concurrent_students(app_server.url, cfg, app_server.memory))
     assert raw["student_errors"] == []
     assert raw["records"], "the students ran the app"
     assert [r.errors for r in raw["records"]] == [[] for _ in raw["records"]]
@@ -173,7 +180,7 @@ async def _drive_fixture(url: str) -> dict:
 
 
 def test_every_widget_kind_reaches_the_script_with_the_value_sent(fixture_server):
-    out = asyncio.run(_drive_fixture(fixture_server.url))
+    out = run_coroutine(_drive_fixture(fixture_server.url))
     assert [r.errors for r in out["runs"]] == [[] for _ in out["runs"]]
     assert set(out["kinds"]) >= {"slider", "number_input", "selectbox", "radio", "checkbox", "text_input",
                                  "multiselect", "button_group", "button"}
