@@ -3,7 +3,7 @@
     .venv/bin/python -m bench                                   # the full run (40 students, 60 s)
     .venv/bin/python -m bench --students 3 --duration 10        # a short check
     .venv/bin/python -m bench --pages scaling,glove --phases single
-    .venv/bin/python -m bench --server-option runner.postScriptGC=false
+    .venv/bin/python -m bench --server-option runner.postScriptGC=true   # the old default, to compare
 
 It starts `streamlit run bench/empty_app.py` and `streamlit run streamlit_app.py` on free loopback
 ports (one after the other, never both under load), drives them through Streamlit's websocket
@@ -44,7 +44,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--interactions", type=int, default=30, help="single user: widget changes per page")
     ap.add_argument("--cold-page", default="glove", help="url path of the page whose first run ends the cold start")
     ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra `streamlit run --KEY VALUE` for both servers, e.g. runner.postScriptGC=false")
+                    help="extra `streamlit run --KEY VALUE` for both servers, e.g. runner.postScriptGC=true")
     ap.add_argument("--gc-freeze", action="store_true",
                     help="experiment: start the servers with import-time objects frozen out of the GC "
                          "(bench/frozen_launch.py)")

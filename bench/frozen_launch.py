@@ -1,7 +1,8 @@
 """`python -m bench.frozen_launch run streamlit_app.py ...`: `streamlit run`, with import-time objects frozen.
 
-An experiment for `python -m bench --gc-freeze`, not a way to run the app. Streamlit runs a full
-`gc.collect()` after every script run (runner.postScriptGC); its cost grows with the number of
+An experiment for `python -m bench --gc-freeze`, not a way to run the app. With runner.postScriptGC = true
+(Streamlit's default; the app's config turns it off) Streamlit runs a full `gc.collect()` after every
+script run; its cost grows with the number of
 container objects alive in the process, and most of those (~115,000) are the modules, classes and
 functions of Streamlit, Plotly, pandas, NumPy and gensim. Importing those first and calling
 `gc.freeze()` moves them to the permanent generation, so the collection after each run only walks

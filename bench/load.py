@@ -35,6 +35,7 @@ class RunRecord:
     errors: list[str]
     error_alerts: int
     widget: str
+    fragment: bool = False  # only an @st.fragment ran (a widget inside it changed)
 
     @classmethod
     def of(cls, result: RunResult, t0: float, student: int = 0) -> RunRecord:
@@ -42,6 +43,7 @@ class RunRecord:
             t=round(result.started_at - t0, 3), student=student, kind=result.kind, page=page_label(result.page),
             latency_ms=round(result.latency_s * 1000, 2), bytes=result.bytes_received, messages=result.messages,
             errors=list(result.errors), error_alerts=result.error_alerts, widget=result.widget,
+            fragment=result.fragment,
         )
 
 

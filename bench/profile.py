@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interactions", type=int, default=20)
     ap.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra `streamlit run --KEY VALUE`, e.g. runner.postScriptGC=false")
+                    help="extra `streamlit run --KEY VALUE`, e.g. runner.postScriptGC=true")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     options = {**PRODUCTION_OPTIONS, **dict(o.split("=", 1) for o in args.server_option)}

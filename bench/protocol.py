@@ -51,6 +51,7 @@ class RunResult:
     error_alerts: int = 0
     widget: str = ""  # the widget changed (its key, or its kind when it has no key)
     started_at: float = 0.0  # time.perf_counter() at send
+    fragment: bool = False  # a fragment run (a widget inside an @st.fragment changed), not a run of the whole page
 
     @property
     def ok(self) -> bool:
@@ -84,7 +85,8 @@ class StreamlitTab:
         self.pages: dict[str, str] = {}  # url path -> page script hash, from the navigation message
         self.query_string = ""
         self.widgets: list[Widget] = []  # widgets of the last completed run, in screen order
-        self.elements: list[tuple[str, object]] = []  # (element type, proto) of the last completed run
+        self.elements: list[tuple[str, object]] = []  # (element type, proto) on screen after the last run
+        self._element_fragments: list[str] = []  # the fragment id of each of self.elements ("" = none)
         self.states: dict[str, WidgetState] = {}  # what the browser would send, by widget id
         self.upstream = ""  # X-Upstream header of the handshake (set by our nginx config)
         self._cache: dict[str, _CachedMsg] = {}
@@ -164,7 +166,9 @@ class StreamlitTab:
         else:
             if self._set_state(widget, rng) is None:
                 return await self.rerun()
-        return await self._run("widget", triggers=triggers, widget=widget.user_key or widget.kind)
+        # As the frontend: a widget drawn inside an @st.fragment reruns only that fragment.
+        return await self._run("widget", triggers=triggers, widget=widget.user_key or widget.kind,
+                               fragment_id=widget.fragment_id)
 
     def _set_state(self, widget: Widget, rng: random.Random) -> WidgetState | None:
         current = self.states.get(widget.id)
@@ -175,10 +179,13 @@ class StreamlitTab:
 
     # --- one script run ---------------------------------------------------------------------------
 
-    def _client_state_msg(self, page_name: str, page_script_hash: str, triggers: list[WidgetState]) -> bytes:
+    def _client_state_msg(self, page_name: str, page_script_hash: str, triggers: list[WidgetState],
+                          fragment_id: str = "") -> bytes:
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = self.query_string
+        if fragment_id:
+            cs.fragment_id = fragment_id
         cs.page_script_hash = page_script_hash
         cs.page_name = page_name
         cs.widget_states.widgets.extend(self.states.values())
@@ -191,17 +198,18 @@ class StreamlitTab:
         return msg.SerializeToString()
 
     async def _run(self, kind: str, *, page_name: str | None = None, page_script_hash: str | None = None,
-                   triggers: list[WidgetState] | None = None, widget: str = "") -> RunResult:
+                   triggers: list[WidgetState] | None = None, widget: str = "", fragment_id: str = "") -> RunResult:
         if self.ws is None:
             raise ProtocolError("not connected")
         if page_name is None:
             page_name, page_script_hash = self.page, self.page_script_hash
-        payload = self._client_state_msg(page_name, page_script_hash or "", triggers or [])
-        result = RunResult(kind=kind, page=self.page, latency_s=0.0, bytes_received=0, messages=0, widget=widget)
+        payload = self._client_state_msg(page_name, page_script_hash or "", triggers or [], fragment_id)
+        result = RunResult(kind=kind, page=self.page, latency_s=0.0, bytes_received=0, messages=0, widget=widget,
+                           fragment=bool(fragment_id))
         started = result.started_at = time.perf_counter()
         try:
             await self.ws.send(payload)
-            await asyncio.wait_for(self._read_until_finished(result), timeout=self.timeout)
+            await asyncio.wait_for(self._read_until_finished(result, fragment_id), timeout=self.timeout)
         except asyncio.TimeoutError:
             result.errors.append("timeout")
             await self.close()  # a late reply must not be taken for the next run's; the student comes back anew
@@ -214,9 +222,9 @@ class StreamlitTab:
         result.latency_s = time.perf_counter() - started
         return result
 
-    async def _read_until_finished(self, result: RunResult) -> None:
+    async def _read_until_finished(self, result: RunResult, fragment_id: str = "") -> None:
         run_widgets: list[Widget] = []
-        run_elements: list[tuple[str, object]] = []
+        run_elements: list[tuple[str, object, str]] = []
         while True:
             data = await self.ws.recv()
             if isinstance(data, str):
@@ -261,7 +269,13 @@ class StreamlitTab:
                 if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     run_widgets, run_elements = [], []
                     continue
-                self.elements = run_elements
+                if status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:  # only the fragment was redrawn
+                    ran = {fragment_id} | {f for _, _, f in run_elements}
+                    kept = [(k, p, f) for (k, p), f in zip(self.elements, self._element_fragments) if f not in ran]
+                    run_elements = kept + run_elements
+                    run_widgets = [w for w in self.widgets if w.fragment_id not in ran] + run_widgets
+                self.elements = [(k, p) for k, p, _ in run_elements]
+                self._element_fragments = [f for _, _, f in run_elements]
                 self._on_finished(run_widgets)
                 return
 
@@ -272,7 +286,7 @@ class StreamlitTab:
         self._max_age = new_session.config.max_cached_message_age or self._max_age
 
     def _on_delta(self, msg: ForwardMsg, delta_path: list[int], result: RunResult, run_widgets: list[Widget],
-                  run_elements: list[tuple[str, object]]) -> None:
+                  run_elements: list[tuple[str, object, str]]) -> None:
         delta = msg.delta
         if delta.WhichOneof("type") != "new_element":
             return
@@ -281,13 +295,13 @@ class StreamlitTab:
         if kind is None:
             return
         proto = getattr(element, kind)
-        run_elements.append((kind, proto))
+        run_elements.append((kind, proto, delta.fragment_id))
         if kind == "exception":
             result.errors.append(f"exception: {proto.type}")
         elif kind == "alert" and proto.format == Alert.ERROR:
             result.error_alerts += 1
         elif is_widget_element(kind, proto):
-            run_widgets.append(Widget(kind, proto, tuple(delta_path)))
+            run_widgets.append(Widget(kind, proto, tuple(delta_path), delta.fragment_id))
 
     def _on_finished(self, run_widgets: list[Widget]) -> None:
         """As the frontend: keep the state of widgets still on screen, age the message cache."""

@@ -41,6 +41,7 @@ class Widget:
     kind: str
     proto: object
     delta_path: tuple[int, ...] = field(default=())
+    fragment_id: str = ""  # the @st.fragment it was drawn in ("" = the page itself): a change reruns only that
 
     @property
     def id(self) -> str:

@@ -31,6 +31,7 @@ import streamlit as st
 KEYS = ["t_d", "t_range", "t_ss", "t_n", "t_sel", "t_r", "t_c", "t_tg", "t_txt", "t_m", "t_pl", "t_fs"]
 
 def lesson():
+    st.session_state.full_runs = st.session_state.get("full_runs", 0) + 1
     st.slider("d", 1, 64, 8, key="t_d")
     st.slider("range", 0.0, 1.0, (0.2, 0.8), step=0.1, key="t_range")
     st.select_slider("s", ["a", "b", "c"], value="b", key="t_ss")
@@ -50,6 +51,12 @@ def lesson():
     state = {k: st.session_state.get(k) for k in KEYS}
     state["clicks"] = st.session_state.get("clicks", 0)
     st.code(json.dumps(state, default=list), language=None)
+    part()
+
+@st.fragment
+def part():
+    st.slider("fr", 0, 9, 4, key="t_fr")
+    st.text(json.dumps({"t_fr": st.session_state.t_fr, "full_runs": st.session_state.full_runs}))
 
 def other():
     st.slider("o", 0, 3, 1, key="o_s")
@@ -177,6 +184,34 @@ async def _drive_fixture(url: str) -> dict:
     finally:
         await tab.close()
     return out
+
+
+async def _drive_fragment(url: str) -> dict:
+    tab = StreamlitTab(url, timeout=60)
+    await tab.connect()
+    try:
+        opened = await tab.open_page("")
+        inside = next(w for w in tab.widgets if w.user_key == "t_fr")
+        outside = next(w for w in tab.widgets if w.user_key == "t_d")
+        before = json.loads(next(p.body for kind, p in tab.elements if kind == "text"))
+        run = await tab.change_widget(inside, random.Random(3))
+        after = json.loads(next(p.body for kind, p in tab.elements if kind == "text"))
+        return {"errors": opened.errors + run.errors, "fragment": run.fragment, "inside_id": inside.fragment_id,
+                "outside_id": outside.fragment_id, "before": before, "after": after,
+                "sent": int(tab.states[inside.id].double_array_value.data[0]),
+                "still_there": {"t_d", "t_fr"} <= {w.user_key for w in tab.widgets}, "echo": _echo(tab)}
+    finally:
+        await tab.close()
+
+
+def test_a_widget_inside_a_fragment_reruns_only_the_fragment(fixture_server):
+    out = run_coroutine(_drive_fragment(fixture_server.url))
+    assert out["errors"] == []
+    assert out["inside_id"] and not out["outside_id"], "the fragment id comes from the widget's delta"
+    assert out["fragment"] is True
+    assert out["after"]["t_fr"] == out["sent"] != out["before"]["t_fr"]
+    assert out["after"]["full_runs"] == out["before"]["full_runs"], "the page itself did not run again"
+    assert out["still_there"] and out["echo"]["t_d"] == 8, "the page's own elements stay on screen"
 
 
 def test_every_widget_kind_reaches_the_script_with_the_value_sent(fixture_server):

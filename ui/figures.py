@@ -1,0 +1,66 @@
+"""Plotly figures built once per distinct input and kept as plain dicts, so a rerun does not rebuild them.
+
+Building a figure with plotly.graph_objects validates every property (5-40 ms per figure here, most of a
+page's rerun once the GC after each run is off); the figure's dict is what st.plotly_chart sends anyway.
+``figure_spec(builder, *args, **kwargs)`` calls a chart builder (arrays in, go.Figure out) once per distinct
+arguments and caches ``fig.to_dict()`` with st.cache_data; ``ui.common.show_plotly`` shows such a dict without
+validating it again (``prebuilt``). Arguments must be picklable (numbers, strings, tuples, lists, dicts, NumPy
+arrays); the translated titles are arguments, so each language has its own entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+import streamlit as st
+from plotly.basedatatypes import BaseFigure
+
+FIGURE_CACHE_ENTRIES = 512  # a few KB to ~100 KB each; ~40 students with their own settings fit comfortably
+
+
+@st.cache_data(show_spinner=False, max_entries=FIGURE_CACHE_ENTRIES)
+def _figure_dict(builder_name: str, builder_version: int, args_key: str, _builder, _args: tuple, _kwargs: dict) -> dict:
+    return _builder(*_args, **_kwargs).to_dict()
+
+
+def figure_spec(builder, *args, **kwargs) -> dict:
+    """builder(*args, **kwargs) -> that go.Figure as a dict (fig.to_dict()), built once per distinct arguments.
+
+    ``builder`` is a chart function (e.g. charts.matrix.attention_heatmap); its name and code are part of the cache
+    key, so two builders never share an entry and an edited builder is rebuilt after a reload in development. The
+    arguments are keyed by a hash of their pickle (equal values, equal bytes), which is several times faster than
+    st.cache_data's own hashing of each list item and array on every rerun.
+    """
+    args_key = hashlib.blake2b(pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
+    return _figure_dict(builder_name=f"{builder.__module__}.{builder.__qualname__}",
+                        builder_version=hash(builder.__code__), args_key=args_key,
+                        _builder=builder, _args=args, _kwargs=kwargs)
+
+
+class _Prebuilt(BaseFigure):
+    """A figure dict that Plotly validated when the figure was built, for st.plotly_chart as it is.
+
+    st.plotly_chart (1.67) turns a figure into JSON by ``fig.to_dict()`` for a BaseFigure, but rebuilds a plain dict
+    as a go.Figure with full validation first (10-30 ms). This BaseFigure's to_dict() returns the dict itself; the
+    figure API is not set up (BaseFigure.__init__ is skipped on purpose) and st.plotly_chart uses nothing else.
+    tests/test_figures.py checks the JSON sent is the same as for the go.Figure.
+    """
+
+    def __init__(self, spec: dict):  # noqa: D107 - no super().__init__(): that would build an empty figure
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+
+def prebuilt(spec: dict) -> BaseFigure:
+    """A figure dict (fig.to_dict()) -> an object st.plotly_chart sends as it is, without validating it again."""
+    return _Prebuilt(spec)
+
+
+def as_figure(spec: dict):
+    """A figure dict (fig.to_dict()) -> a go.Figure again, without validating it a second time (~1 ms, not 10-30)."""
+    import plotly.graph_objects as go
+
+    return go.Figure(spec, _validate=False)
