@@ -1,10 +1,12 @@
 """Attention, live: the entry point. The frame (page config, sidebar, navigation) and the error boundary."""
 
-import streamlit as st
-from streamlit.errors import FragmentHandledException
+from contextlib import suppress
 
-from ui.common import presenter_style, render_error_boundary, translator
-from ui.links import ignored_link_params
+import streamlit as st
+from streamlit.errors import FragmentHandledException, StreamlitAPIException
+
+from ui.common import MAX_CHARS, md_escape, presenter_style, render_error_boundary, translator
+from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
 
 st.set_page_config(page_title="Attention, live", page_icon=":material/hub:", layout="wide")
@@ -43,11 +45,21 @@ PAGES = [
 
 page = st.navigation(PAGES)
 link_params = st.query_params.to_dict()
+dropped_now = {}
+for name in unusable_link_params(link_params, MAX_CHARS):  # widgets read the link as it was when the run began,
+    with suppress(StreamlitAPIException):  # so drop these values and start again without them (reported below)
+        st.query_params.pop(name, None)
+        dropped_now[name] = link_params[name]
+if dropped_now:
+    st.session_state.dropped_link_params = dropped_now
+    st.rerun()
 try:
     page.run()
-    for name, value in ignored_link_params(link_params, st.query_params.to_dict(), st.session_state):
-        st.toast(t("common.bad_link_param", name=name, value=value[:40]))
 except FragmentHandledException:
     raise
 except Exception as exc:  # the error boundary: one broken page never shows a traceback
     render_error_boundary(exc, t)
+finally:  # also after st.stop(), so a page that stops early still says which link values it ignored
+    dropped = list(st.session_state.pop("dropped_link_params", {}).items())
+    for name, value in dropped + ignored_link_params(link_params, st.query_params.to_dict(), st.session_state):
+        st.toast(t("common.bad_link_param", name=md_escape(name[:40]), value=md_escape(value[:40])))

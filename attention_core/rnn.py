@@ -129,8 +129,12 @@ def rnn_states_after(X, weights: ElmanWeights, lengths):
     if wanted != sorted(set(wanted)) or not wanted or wanted[0] < 1 or wanted[-1] > X.shape[-2]:
         raise ValueError(f"lengths must increase strictly within 1..{X.shape[-2]}, got {wanted[:5]}...")
     h = np.zeros(X.shape[:-2] + (weights.hidden,))
+    steps = np.ascontiguousarray(np.moveaxis(X[..., : wanted[-1], :], -2, 0))  # time-major: each x_t is contiguous
     for t in range(wanted[-1]):
-        h = np.tanh(X[..., t, :] @ weights.W_x.T + weights.b + h @ weights.W_h.T)
+        z = steps[t] @ weights.W_x.T  # the same sums in the same order as tanh(x_t W_x^T + b + h W_h^T), fewer copies
+        z += weights.b
+        z += h @ weights.W_h.T
+        h = np.tanh(z, out=z)
         if t + 1 in wanted:
             yield t + 1, h
 

@@ -19,6 +19,7 @@ D_MAX = DIM_CHOICES[-1]
 TEMPERATURE_CHOICES = (0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0)
 KEY_RANGE = (2, 64)
 HIST_SCORES = 4096  # scores in the page's histogram (at least; whole draws of one query and n keys)
+SAMPLE_CHUNK = 1 << 19  # score_sample draws its keys this many numbers at a time (4 MB of float64)
 
 # The table: TABLE_DRAWS independent draws of Q (16 x 1024) and K (16 x 1024); d uses the first d coordinates.
 # Each figure is a mean over draws; its standard error is sd(per-draw means) / sqrt(TABLE_DRAWS). The noisiest
@@ -109,8 +110,11 @@ def score_sample(d: int, n_keys: int, seed: SeedLike, scale: bool, temperature: 
     rng = as_generator(seed)
     n_draws = -(-int(n_scores) // int(n_keys))
     q = rng.standard_normal((n_draws, 1, d))
-    K = rng.standard_normal((n_draws, n_keys, d))
-    scores = np.sum(q * K, axis=-1)
+    scores = np.empty((n_draws, n_keys))
+    step = max(1, SAMPLE_CHUNK // (n_keys * d))
+    for start in range(0, n_draws, step):  # K in blocks: the same numbers in the same order, ~4 MB at a time, not 67
+        K = rng.standard_normal((min(step, n_draws - start), n_keys, d))
+        scores[start : start + len(K)] = np.sum(q[start : start + len(K)] * K, axis=-1)
     return softmax_inputs(scores, d, scale, temperature)
 
 

@@ -100,7 +100,7 @@ def attention_cloud_3d(
         x=[P[query_index, 0]], y=[P[query_index, 1]], z=[P[query_index, 2]], mode="markers+text",
         text=[labels[query_index]], textposition="bottom center", customdata=[w[query_index]], name=query_label,
         marker=dict(size=MAX_MARKER * 0.7, color=ACCENT, symbol="diamond", line=dict(color="black", width=2)),
-        hovertemplate=f"{query_label}: %{{text}}<br>{weight_label} (self) = %{{customdata:.4f}}<extra></extra>",
+        hovertemplate=f"{query_label}: %{{text}} → %{{text}}<br>{weight_label} = %{{customdata:.4f}}<extra></extra>",
         showlegend=False,
     ))
     layout = base_layout(title, height)

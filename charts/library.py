@@ -141,7 +141,7 @@ def value_plane(points, rgb, labels, hull, path, path_rgb, path_temperatures, cu
         point = np.asarray(point, dtype=np.float64)
         fig.add_trace(go.Scatter(
             x=[point[0]], y=[point[1]], mode="markers", name=names[key],
-            marker=dict(size=14, symbol=symbol, color="#000000", line=dict(width=2)),
+            marker=dict(size=14, symbol=symbol, color="#888888", line=dict(width=2)),  # mid grey: seen on light and dark
             hovertemplate=f"{names[key]}<extra></extra>",
         ))
     now = np.asarray(current, dtype=np.float64)

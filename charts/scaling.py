@@ -24,12 +24,12 @@ def score_histogram(edges, density, counts, curve_x, curve_y, x_title: str, y_ti
         marker_color=SECOND, opacity=0.75,
         customdata=np.column_stack([edges[:-1], edges[1:], np.asarray(counts)]),
         hovertemplate="%{customdata[0]:.4g} … %{customdata[1]:.4g}<br>n = %{customdata[2]:d}"
-                      "<br>density = %{y:.4g}<extra></extra>",
+                      f"<br>{y_title} = %{{y:.4g}}<extra></extra>",
     )
     fig.add_scatter(
         x=np.asarray(curve_x, dtype=np.float64), y=np.asarray(curve_y, dtype=np.float64), mode="lines",
         name=curve_name, line=dict(color=ACCENT, width=3),
-        hovertemplate="z = %{x:.4g}<br>density = %{y:.4g}<extra></extra>",
+        hovertemplate=f"z = %{{x:.4g}}<br>{y_title} = %{{y:.4g}}<extra></extra>",
     )
     fig.update_layout(**base_layout(title, height), bargap=0, xaxis=dict(title=x_title, tickformat="~g"),
                       yaxis=dict(title=y_title, tickformat="~g"),
@@ -103,14 +103,14 @@ def weights_animation(dims, unscaled, scaled, key_labels, titles: tuple[str, str
     scaled = np.asarray(scaled, dtype=np.float64)
     x = list(range(unscaled.shape[1]))
     names = [f"{frame_label}{int(d)}" for d in dims]
-    hover = "%{customdata}<br>weight = %{y:.4f}<extra></extra>"
+    hover = f"%{{customdata}}<br>{y_title} = %{{y:.4f}}<extra></extra>"
 
-    def bars(w_u, w_s):
-        return [go.Bar(x=x, y=w_u, marker_color=UNSCALED_COLOUR, customdata=list(key_labels), hovertemplate=hover,
-                       text=[f"{v:.2f}" for v in w_u], textposition="outside", cliponaxis=False),
-                go.Bar(x=x, y=w_s, marker_color=SCALED_COLOUR, customdata=list(key_labels), hovertemplate=hover,
-                       text=[f"{v:.2f}" for v in w_s], textposition="outside", cliponaxis=False, xaxis="x2",
-                       yaxis="y2")]
+    def bars(w_u, w_s):  # plain dicts: Plotly validates each bar once, in the figure (go.Bar here would be twice)
+        return [dict(type="bar", x=x, y=w_u, marker_color=UNSCALED_COLOUR, customdata=list(key_labels),
+                     hovertemplate=hover, text=[f"{v:.2f}" for v in w_u], textposition="outside", cliponaxis=False),
+                dict(type="bar", x=x, y=w_s, marker_color=SCALED_COLOUR, customdata=list(key_labels),
+                     hovertemplate=hover, text=[f"{v:.2f}" for v in w_s], textposition="outside", cliponaxis=False,
+                     xaxis="x2", yaxis="y2")]
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.08)
     first = bars(unscaled[0], scaled[0])

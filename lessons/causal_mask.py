@@ -4,6 +4,7 @@ Widgets -> attention_core.causal -> charts.causal / charts.matrix -> text. Q, K,
 seeded random projections (said on the page).
 """
 
+import pandas as pd
 import streamlit as st
 
 from attention_core.causal import (
@@ -17,8 +18,9 @@ from charts.causal import generation_animation, leak_bars, masked_scores_heatmap
 from charts.matrix import attention_heatmap
 from ui.common import (
     MAX_CHARS, glove_vectors, heatmap_axes, md_escape, page_header, predict_then_reveal, sentence_tokens, show_plotly,
-    show_unknown, translator, what_to_try,
+    show_unknown, translator, url_selectbox, what_to_try,
 )
+from ui.figures import figure_spec
 
 S = "causal"
 t = translator()
@@ -60,8 +62,8 @@ def leak(X, position: int, new_vector, seed: int):
 presets = {s.id: s for s in load_sentences()}
 first = next(iter(presets))
 c1, c2, c3 = st.columns([3, 2, 1], gap="medium")
-choice = c1.selectbox(t("common.preset"), [*presets, "custom"], key="causal_preset",
-                      format_func=lambda k: t("common.custom") if k == "custom" else presets[k].label[t.lang])
+choice = url_selectbox(t("common.preset"), [*presets, "custom"], "causal_preset", widget=c1.selectbox,
+                       format_func=lambda k: t("common.custom") if k == "custom" else presets[k].label[t.lang])
 if choice == "custom":
     text = c1.text_input(t("causal.text_label"), value=presets[first].text, max_chars=MAX_CHARS,
                          key="causal_text", bind="query-params")
@@ -93,10 +95,9 @@ facts = mask_facts(res)
 
 # --- 1. masked scores ---------------------------------------------------------------------------------------
 st.subheader(t("causal.scores_header"))
-show_plotly(masked_scores_heatmap(res["causal"].scores, words, title=t("causal.scores_title"),
-                                  value_label=t("causal.score_label"), masked_note=t("causal.masked_note"),
-                                  axis_titles=heatmap_axes(t)),
-            key="causal_scores_fig")
+show_plotly(figure_spec(masked_scores_heatmap, res["causal"].scores, words, title=t("causal.scores_title"),
+                        value_label=t("causal.score_label"), masked_note=t("causal.masked_note"),
+                        axis_titles=heatmap_axes(t)), key="causal_scores_fig")
 st.caption(t("causal.scores_caption", masked=facts["masked"], total=n * n))
 st.download_button(t("causal.download"), csv_text(tuple(words), X, seed), file_name="causal_mask_matrices.csv",
                    mime="text/csv", key="causal_download", icon=":material/download:")
@@ -106,12 +107,11 @@ st.subheader(t("causal.matrices_header"))
 if predict_then_reveal(t, S, 4, 1, key="causal_predict"):
     left, right = st.columns(2, gap="medium")
     with left:
-        show_plotly(attention_heatmap(res["bidirectional"].weights, words, title=t("causal.bi_title"),
-                                      value_label=t("causal.weight_label"), axis_titles=heatmap_axes(t)),
-                    key="causal_bi_fig")
+        show_plotly(figure_spec(attention_heatmap, res["bidirectional"].weights, words, title=t("causal.bi_title"),
+                                value_label=t("causal.weight_label"), axis_titles=heatmap_axes(t)), key="causal_bi_fig")
     with right:
-        show_plotly(attention_heatmap(
-            res["causal"].weights, words, title=t("causal.causal_title"), hidden=~res["causal"].mask,
+        show_plotly(figure_spec(
+            attention_heatmap, res["causal"].weights, words, title=t("causal.causal_title"), hidden=~res["causal"].mask,
             value_label=t("causal.weight_label"), highlight_row=0, axis_titles=heatmap_axes(t)), key="causal_causal_fig")
     if n > 1:
         st.caption(t("causal.matrices_caption", masked=facts["masked"], causal_max=repr(facts["causal_max_above"]),
@@ -130,10 +130,10 @@ def generation_section(X, words: list, safe: list, seed: int, first_self: float)
     else:
         generated = 1
         st.caption(t("causal.one_token"))
-    show_plotly(generation_animation(frames_of(X, seed), words, generated, value_label=t("causal.weight_label"),
-                                     title=t("causal.generation_title", n=n), play_label=t("causal.play"),
-                                     pause_label=t("causal.pause"), step_label=t("causal.step_label"),
-                                     axis_titles=heatmap_axes(t)),
+    show_plotly(figure_spec(generation_animation, frames_of(X, seed), words, generated,
+                            value_label=t("causal.weight_label"), title=t("causal.generation_title", n=n),
+                            play_label=t("causal.play"), pause_label=t("causal.pause"),
+                            step_label=t("causal.step_label"), axis_titles=heatmap_axes(t)),
                 key="causal_generation_fig")
     newest = experiment(X, seed)["causal"].weights[generated - 1, :generated]
     st.caption(t("causal.generation_caption", k=generated, token=safe[generated - 1],
@@ -155,8 +155,8 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
         j = 0 if n == 1 else st.slider(t("causal.leak_pos"), 1, n, (n + 1) // 2, key="causal_leak_pos",
                                        bind="query-params") - 1
         st.caption(f"{j + 1}: {safe[j]}")
-    how = l2.radio(t("causal.leak_how"), ["word", "random"], key="causal_leak_how", horizontal=True,
-                   format_func=lambda k: t(f"causal.leak_how_{k}"))
+    how = url_selectbox(t("causal.leak_how"), ["word", "random"], "causal_leak_how", widget=l2.radio, horizontal=True,
+                        format_func=lambda k: t(f"causal.leak_how_{k}"))
     new_vector, new_name = replacement_vector(X, seed), t("causal.random_vector")
     if how == "word":
         word = l3.text_input(t("causal.leak_word"), value="dog", max_chars=MAX_CHARS, key="causal_leak_word",
@@ -170,8 +170,9 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
     st.markdown(t("causal.leak_changing", j=j + 1, old=safe[j], new=new_name))
     result = leak(X, j, new_vector, seed)
     modes = {"causal": t("causal.mode_causal"), "bidirectional": t("causal.mode_bidirectional")}
-    show_plotly(leak_bars(words, result.row_change, j, modes, title=t("causal.leak_title"),
-                          value_label=t("causal.leak_value"), exact_zero=t("causal.exact_zero")), key="causal_leak_fig")
+    show_plotly(figure_spec(leak_bars, words, result.row_change, j, modes, title=t("causal.leak_title"),
+                            value_label=t("causal.leak_value"), exact_zero=t("causal.exact_zero")),
+                key="causal_leak_fig")
     if result.rows_changed("bidirectional") == 0:
         st.info(t("causal.leak_same"))
     elif j == 0:
@@ -182,13 +183,16 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
         st.warning(t("causal.leak_not_exact", j=j + 1, max=repr(result.max_change_before("causal"))))
     st.markdown(t("causal.leak_after", j=j + 1, changed=result.rows_changed("causal", j), total=n - j))
     st.markdown(t("causal.leak_bi", changed=result.rows_changed("bidirectional"), n=n, j=j + 1))
-    st.dataframe({
+    table = pd.DataFrame({
         t("causal.col_position"): list(range(1, n + 1)),
         t("causal.col_token"): words,
         t("causal.col_causal"): result.row_change["causal"].tolist(),
         t("causal.col_bidirectional"): result.row_change["bidirectional"].tolist(),
         t("causal.col_exact"): result.rows_unchanged("causal").tolist(),
-    }, hide_index=True)
+    })
+    st.dataframe(table, hide_index=True)
+    st.download_button(t("causal.download_leak"), table.to_csv(index=False).encode("utf-8"), mime="text/csv",
+                       file_name="causal_leak_test.csv", key="causal_leak_csv", on_click="ignore", icon=":material/download:")
 
 
 generation_section(X, words, safe, seed, facts["first_self"])

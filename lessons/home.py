@@ -1,11 +1,13 @@
 """Home: what attention is, the formula, a live toy example, and the map of the lesson."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
 from ui.common import heatmap_axes, page_header, show_plotly, translator
+from ui.figures import figure_spec
 
 t = translator()
 page_header(t, "home", r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
@@ -26,11 +28,17 @@ with left:
 
 with right:
     st.subheader(t("home.demo_title"))
-    seed = st.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="home_seed")
+    seed = st.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="home_seed",
+                           bind="query-params")
     rng = np.random.default_rng(int(seed))
     tokens = ["a", "b", "c", "d", "e"]
     Q, K, V = (rng.normal(size=(len(tokens), 4)) for _ in range(3))
     _, weights = scaled_dot_product_attention(Q, K, V)
-    show_plotly(attention_heatmap(weights, tokens, title=t("home.demo_caption"), axis_titles=heatmap_axes(t)),
-                key="home_heatmap")
+    show_plotly(figure_spec(attention_heatmap, weights, tokens, title=t("home.demo_caption"),
+                            axis_titles=heatmap_axes(t), value_label=t("common.weight")), key="home_heatmap")
     st.caption(t("home.demo_note"))
+    table = pd.DataFrame(weights, index=tokens, columns=tokens).rename_axis(t("common.axis_query"))
+    with st.expander(t("home.table_title")):
+        st.dataframe(table.round(4))
+    st.download_button(t("home.download"), table.to_csv().encode("utf-8"), file_name=f"attention_demo_seed{seed}.csv",
+                       mime="text/csv", key="home_csv", on_click="ignore", icon=":material/download:")

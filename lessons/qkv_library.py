@@ -19,7 +19,10 @@ from attention_core.library import (
 )
 from charts.bars import weight_bars
 from charts.library import blend_bar, key_heatmap, value_plane, value_swatches
-from ui.common import current_lang, page_header, predict_then_reveal, show_plotly, translator, what_to_try
+from ui.common import (
+    current_lang, md_escape, page_header, predict_then_reveal, show_plotly, translator, url_selectbox, what_to_try,
+)
+from ui.figures import figure_spec
 
 S = "qkv"
 TEMPERATURES = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0]
@@ -64,7 +67,7 @@ st.caption(t("qkv.scaling_note"))
 try:
     lib = library()
 except PresetError as exc:
-    st.error(t("qkv.bad_data", detail=str(exc)))
+    st.error(t("qkv.bad_data", detail=md_escape(str(exc))))
     st.stop()
 
 by_id = {q.id: q for q in lib.queries}
@@ -88,8 +91,10 @@ def forget_preset_query() -> None:
 with st.container(border=True):
     left, right = st.columns([3, 2], gap="large")
     with left:
-        st.selectbox(t("qkv.query_preset"), list(by_id), format_func=lambda i: by_id[i].text[lang], key="qkv_query",
-                     on_change=load_preset_query, placeholder=t("qkv.query_own"))
+        from_link = "qkv_query" not in st.session_state and "qkv_query" in st.query_params  # + sliders it omits
+        if url_selectbox(t("qkv.query_preset"), list(by_id), "qkv_query", format_func=lambda i: by_id[i].text[lang],
+                         allow_none=True, on_change=load_preset_query, placeholder=t("qkv.query_own")) and from_link:
+            load_preset_query()
         st.caption(t("qkv.query_sliders"))
         query = tuple(
             float(col.slider(name, -3.0, 3.0, float(value), 0.1, key=f"qkv_q_{feature.id}",
@@ -101,6 +106,9 @@ with st.container(border=True):
             t("qkv.temperature"), sorted(set(TEMPERATURES) | {lib.default_temperature}),
             value=lib.default_temperature, key="qkv_temp", bind="query-params", help=t("qkv.temperature_help"),
         )
+        if st.query_params.get("qkv_step") == "":  # Streamlit would seed "no step" from an empty ?qkv_step=
+            st.query_params.pop("qkv_step")
+            st.rerun()
         step = st.segmented_control(t("qkv.step"), [0, 1, 2, 3], default=0, required=True,
                                     key="qkv_step", bind="query-params")
         step = step if step in (0, 1, 2, 3) else 0
@@ -121,22 +129,22 @@ revealed = False
 if step == 0:
     c1, c2 = st.columns([3, 2], gap="large")
     with c1:
-        fig = key_heatmap([query, *lib.keys], [t("qkv.query_row"), *titles], feature_names, x_title=t("qkv.feature"),
-                          y_title="", value_label=t("qkv.number"), title=t("qkv.keys_title"))
+        fig = figure_spec(key_heatmap, [query, *lib.keys], [t("qkv.query_row"), *titles], feature_names,
+                          x_title=t("qkv.feature"), y_title="", value_label=t("qkv.number"), title=t("qkv.keys_title"))
         show_plotly(fig, key="qkv_keys")
     with c2:
-        show_plotly(value_swatches(titles, lib.values, "v", title=t("qkv.values_title")), key="qkv_values")
+        show_plotly(figure_spec(value_swatches, titles, lib.values, "v", title=t("qkv.values_title")), key="qkv_values")
     st.caption(t("qkv.setup_caption"))
 elif step == 1:
     for title, line, dot, score in zip(titles, run["lines"], found.dots, found.scores):
         st.markdown(t("qkv.dot_line", title=title, expr=line, dot=number_text(dot), tau=tau, score=number_text(score)))
-    show_plotly(weight_bars(titles, found.scores, title=t("qkv.scores_title"), highlight=found.best,
+    show_plotly(figure_spec(weight_bars, titles, found.scores, title=t("qkv.scores_title"), highlight=found.best,
                             value_label=t("qkv.score")), key="qkv_scores")
 elif step == 2:
     st.latex(r"w_{%d} = \frac{e^{%.2f}}{%s} = %.4f" % (
         found.best + 1, found.scores[found.best], " + ".join(f"e^{{{s:.2f}}}" for s in found.scores),
         found.weights[found.best]))
-    show_plotly(weight_bars(titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
+    show_plotly(figure_spec(weight_bars, titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
                             value_label=t("qkv.weight"), as_percent=True), key="qkv_weights")
     shares = ", ".join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
     st.markdown(t("qkv.weights_caption", shares=shares, total=100 * found.total))
@@ -146,13 +154,13 @@ else:
     revealed = predict_then_reveal(t, S, 4, 3, key="qkv_predict")
     if revealed:
         st.markdown(t("qkv.blend_line", expr=weighted_sum_expression(found.weights, lib.values)))
-        show_plotly(blend_bar(titles, lib.values, found.weights, found.output, t("qkv.mix"), t("qkv.output"),
-                              t("qkv.share"), title=t("qkv.blend_title")), key="qkv_blend")
+        show_plotly(figure_spec(blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"),
+                                t("qkv.output"), t("qkv.share"), title=t("qkv.blend_title")), key="qkv_blend")
         names = {k: t(f"qkv.plane_{k}", tau=tau)
                  for k in ("hull", "path", "current", "cold", "hot", "temperature", "x", "y")}
-        fig = value_plane(run["points"], lib.values, titles, run["hull"], run["path_2d"], run["path"], run["temps"],
-                          rgb_plane(found.output), found.output, rgb_plane(run["cold"]), rgb_plane(run["hot"]), names,
-                          title=t("qkv.plane_title"))
+        fig = figure_spec(value_plane, run["points"], lib.values, titles, run["hull"], run["path_2d"], run["path"],
+                          run["temps"], rgb_plane(found.output), found.output, rgb_plane(run["cold"]),
+                          rgb_plane(run["hot"]), names, title=t("qkv.plane_title"))
         show_plotly(fig, key="qkv_plane")
         if not st.session_state.get("presenter", False):
             st.markdown(t("qkv.plane_note"))

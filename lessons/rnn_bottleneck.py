@@ -17,8 +17,10 @@ from ui.common import (
     show_plotly,
     show_unknown,
     translator,
+    url_selectbox,
     what_to_try,
 )
+from ui.figures import figure_spec
 
 SECTION = "rnn"
 FORMULA = (
@@ -53,9 +55,8 @@ def sentence_controls(t) -> str:
     sentences = presets()
     ids = [s.id for s in sentences] + [CUSTOM]
     labels = {s.id: s.label[t.lang] for s in sentences} | {CUSTOM: t("common.custom")}
-    default = ids.index(DEFAULT_PRESET) if DEFAULT_PRESET in ids else 0
-    start = ids.index(CUSTOM) if st.query_params.get("rnn_text") else default
-    choice = st.selectbox(t("common.preset"), ids, index=start, format_func=labels.get, key="rnn_preset")
+    default = CUSTOM if st.query_params.get("rnn_text") else DEFAULT_PRESET if DEFAULT_PRESET in ids else ids[0]
+    choice = url_selectbox(t("common.preset"), ids, "rnn_preset", format_func=labels.get, default=default)
     if choice == CUSTOM:
         return st.text_input(
             t("common.sentence"), value="", max_chars=MAX_CHARS, placeholder=t("rnn.placeholder"),
@@ -92,8 +93,8 @@ def show_influence(t, tokens: list[str], profile) -> None:
         "rnn": t("rnn.fig1_rnn"), "attention": t("rnn.fig1_attention"),
         "x": t("rnn.fig1_x"), "y": t("rnn.fig1_y"), "steps": t("rnn.fig1_steps"),
     }
-    fig = influence_chart(
-        tokens, profile.rnn_norm, profile.attention_norm, profile.rnn_steps, profile.attention_steps, names
+    fig = figure_spec(
+        influence_chart, tokens, profile.rnn_norm, profile.attention_norm, profile.rnn_steps, profile.attention_steps, names
     )
     show_plotly(fig, key="rnn_influence")
     rnn, att = profile.rnn_norm, profile.attention_norm
@@ -130,7 +131,7 @@ def show_probe(t, radius: float, seed: int) -> None:
         probe = probe_for(radius, seed)
     names = {"rnn": t("rnn.fig2_rnn"), "attention": t("rnn.fig2_attention"), "x": t("rnn.fig2_x"), "y": t("rnn.fig2_y")}
     show_plotly(
-        memory_probe_chart(probe.lengths, probe.rnn_r2, probe.hidden_sizes, probe.attention_r2, names),
+        figure_spec(memory_probe_chart, probe.lengths, probe.rnn_r2, probe.hidden_sizes, probe.attention_r2, names),
         key="rnn_probe",
     )
     lengths = [int(x) for x in probe.lengths]

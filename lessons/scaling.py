@@ -10,6 +10,7 @@ from attention_core.scaling import (
 )
 from charts.scaling import score_histogram, sweep_figure, weights_animation, weights_on_unit_axis
 from ui.common import page_header, predict_then_reveal, show_plotly, translator, what_to_try
+from ui.figures import figure_spec
 
 S = "scaling"
 t = translator()
@@ -69,8 +70,8 @@ m_sd.metric(t(f"{S}.metric_sd"), num(hist["sd"]), help=t(f"{S}.metric_sd_help", 
 m_max.metric(t(f"{S}.metric_max"), f"{summary['max']:.3f}")
 m_h.metric(t(f"{S}.metric_entropy"), f"{summary['entropy']:.3f}")
 m_j.metric(t(f"{S}.metric_jacobian"), f"{summary['jacobian']:.3f}")
-show_plotly(score_histogram(
-    hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
+show_plotly(figure_spec(
+    score_histogram, hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
     x_title=t(f"{S}.x_scaled" if scale else f"{S}.x_unscaled"), y_title=t(f"{S}.y_density"),
     bars_name=t(f"{S}.bars_name", n=hist["n"]), curve_name=t(f"{S}.curve_name", var=num(theory)),
     title=t(f"{S}.hist_title"),
@@ -85,8 +86,8 @@ if d <= 16 and not st.session_state.get("presenter", False):
 # Bottom: one query's weights over the keys (the same query the animation below plays through every d).
 key_labels = [f"k{i + 1}" for i in range(n_keys)]
 top = int(weights.argmax())
-show_plotly(weights_on_unit_axis(key_labels, weights, t(f"{S}.weights_title", n=n_keys, d=d), t(f"{S}.weights_label")),
-            key="scaling_weights")
+show_plotly(figure_spec(weights_on_unit_axis, key_labels, weights, t(f"{S}.weights_title", n=n_keys, d=d),
+                        t(f"{S}.weights_label")), key="scaling_weights")
 st.caption(t(f"{S}.weights_caption", max=f"{summary['max']:.4f}", top=key_labels[top], h=f"{summary['entropy']:.4f}",
              n=n_keys, hmax=f"{row_summary([1.0 / n_keys] * n_keys)['entropy']:.4f}",
              j=f"{summary['jacobian']:.4f}"))
@@ -116,13 +117,13 @@ if predict_then_reveal(t, S, 4, 4, key="scaling_predict"):
         ("var", "chart_var"), ("max", "chart_max"), ("entropy", "chart_entropy"), ("jacobian", "chart_jacobian"),
         ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
         ("uniform", "uniform"), ("d", "col_d"))}
-    show_plotly(sweep_figure(table, labels, TABLE_KEYS), key="scaling_sweep")
+    show_plotly(figure_spec(sweep_figure, table, labels, TABLE_KEYS), key="scaling_sweep")
 
 # The animation: the same query and keys, unscaled and scaled side by side, d from 4 to 1024.
 st.subheader(t(f"{S}.anim_header"))
-show_plotly(weights_animation(DIM_CHOICES, frames[False], frames[True], key_labels,
-                              (t(f"{S}.anim_left"), t(f"{S}.anim_right")), t(f"{S}.weights_label"),
-                              play=t(f"{S}.play"), pause=t(f"{S}.pause")), key="scaling_anim")
+show_plotly(figure_spec(weights_animation, DIM_CHOICES, frames[False], frames[True], key_labels,
+                        (t(f"{S}.anim_left"), t(f"{S}.anim_right")), t(f"{S}.weights_label"),
+                        play=t(f"{S}.play"), pause=t(f"{S}.pause")), key="scaling_anim")
 firsts = {f"{tag}{dim}": f"{frames[scale_on][DIM_CHOICES.index(dim)].max():.3f}"
           for tag, scale_on in (("u", False), ("s", True)) for dim in (4, 1024)}
 st.caption(t(f"{S}.anim_caption", n=n_keys, tau=num(tau), **firsts))

@@ -12,8 +12,9 @@ from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
 from ui.common import (
     MAX_CHARS, glove_vectors, heatmap_axes, md_escape, page_header, predict_then_reveal, sentence_tokens, show_plotly, show_unknown,
-    translator, what_to_try,
+    translator, url_selectbox, what_to_try,
 )
+from ui.figures import figure_spec
 
 S = "self_attention"
 LATEX = (r"A = \mathrm{softmax}\!\left(\frac{(X W_Q)(X W_K)^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{n \times n},"
@@ -64,18 +65,18 @@ def _use_preset_text():
 
 page_header(t, S, LATEX)
 ids = [p.id for p in data.presets]
-preset = data.by_id(st.selectbox(t(f"{S}.preset"), ids, format_func=lambda i: data.by_id(i).label, key="sa_preset",
-                                 on_change=_reset_token, bind="query-params"))
+preset = data.by_id(url_selectbox(t(f"{S}.preset"), ids, "sa_preset", format_func=lambda i: data.by_id(i).label,
+                                   on_change=_reset_token))
 tokens, n = list(preset.tokens), len(preset.tokens)
 st.caption(preset.gloss[t.lang])
 st.info(t("common.hand_designed"), icon=":material/edit_note:")
 heads = _heads(preset.id)
 coref = heads[0]
 
-if not isinstance(st.session_state.get("sa_token"), int) or not 0 <= st.session_state.sa_token < n:
-    st.session_state.sa_token = preset.pronoun
 c_token, c_cut = st.columns(2)
-sel = c_token.selectbox(t(f"{S}.token"), list(range(n)), format_func=lambda i: f"{tokens[i]} ({i + 1})", key="sa_token")
+with c_token:  # the token is in the link as its position (?sa_token=5); a bad one falls back to the pronoun
+    sel = url_selectbox(t(f"{S}.token"), list(range(n)), "sa_token", format_func=lambda i: f"{tokens[i]} ({i + 1})",
+                        default=preset.pronoun)
 cutoff = c_cut.slider(t(f"{S}.cutoff"), 0.05, 1.0, 0.9, 0.05, format="%.2f", key="sa_cutoff", bind="query-params",
                       help=t(f"{S}.cutoff_help"))
 row = coref[sel]
@@ -83,15 +84,15 @@ keep = lines_to_keep(row, cutoff)
 
 left, right = st.columns(2, gap="medium")
 with left:
-    fig = token_lines(tokens, row, sel, keep=keep, title=t(f"{S}.lines_title", token=tokens[sel]),
+    fig = figure_spec(token_lines, tokens, row, sel, keep=keep, title=t(f"{S}.lines_title", token=tokens[sel]),
                       value_label=t(f"{S}.value_label"), query_label=t(f"{S}.query_label"), key_label=t(f"{S}.key_label"))
     show_plotly(fig, key="sa_lines", on_select=_on_token_click, selection_mode="points")
     st.caption(t(f"{S}.lines_caption", token=md_escape(tokens[sel]), pos=sel + 1, top=_tops(tokens, row),
                  shown=int(keep.sum()), n=n, mass=f"{row[keep].sum():.1%}"))
 with right:
-    show_plotly(attention_heatmap(coref, tokens, title=t(f"{S}.heat_title"), highlight_row=sel,
-                                  value_label=t(f"{S}.value_label"), height=fig.layout.height,
-                                  axis_titles=heatmap_axes(t)), key="sa_heat")
+    show_plotly(figure_spec(attention_heatmap, coref, tokens, title=t(f"{S}.heat_title"), highlight_row=sel,
+                            value_label=t(f"{S}.value_label"), height=fig["layout"]["height"],
+                            axis_titles=heatmap_axes(t)), key="sa_heat")
     st.download_button(t(f"{S}.download"), matrix_csv(coref, tokens), file_name=f"self_attention_{preset.id}.csv",
                        mime="text/csv", key="sa_csv", on_click="ignore", icon=":material/download:")
     with st.expander(t(f"{S}.table")):
@@ -105,12 +106,14 @@ if not presenter:
     st.markdown(t(f"{S}.heads_explain", score=f"{data.rule_score:g}"))
 for col, name, weights in zip(st.columns(len(HEADS)), HEADS, heads):
     with col:
-        show_plotly(attention_heatmap(weights, tokens, title=t(f"{S}.head_{name}"), highlight_row=sel, height=460, show_values=False,
-                                      value_label=t(f"{S}.value_label"), axis_titles=heatmap_axes(t)),
-                    key=f"sa_head_{name}")
+        show_plotly(figure_spec(attention_heatmap, weights, tokens, title=t(f"{S}.head_{name}"), highlight_row=sel,
+                                height=460, show_values=False, value_label=t(f"{S}.value_label"),
+                                axis_titles=heatmap_axes(t)), key=f"sa_head_{name}")
         target = top_targets(weights[sel], 1)[0]
         st.caption(t(f"{S}.head_caption", source=md_escape(tokens[sel]), target=md_escape(tokens[target]),
                      weight=f"{weights[sel, target]:.1%}"))
+        st.download_button(t(f"{S}.download_head"), matrix_csv(weights, tokens), mime="text/csv", on_click="ignore",
+                           file_name=f"self_attention_{preset.id}_{name}.csv", key=f"sa_head_csv_{name}")
 
 st.subheader(t(f"{S}.glove_title"))
 if not presenter:
@@ -138,15 +141,16 @@ if kv is not None:
         title = t(f"{S}.glove_random", seed=int(seed)) if random_qk else t(f"{S}.glove_raw")
         g_left, g_right = st.columns(2, gap="medium")
         g_keep = lines_to_keep(G[q], cutoff)
-        g_fig = token_lines(known, G[q], q, keep=g_keep, title=t(f"{S}.glove_lines_title", token=known[q]),
+        g_fig = figure_spec(token_lines, known, G[q], q, keep=g_keep, title=t(f"{S}.glove_lines_title", token=known[q]),
                             value_label=t(f"{S}.value_label"), query_label=t(f"{S}.query_label"),
                             key_label=t(f"{S}.key_label"))
         with g_left:
             show_plotly(g_fig, key="sa_glove_lines")
             st.caption(t(f"{S}.glove_caption", token=md_escape(known[q]), pos=q + 1, top=_tops(known, G[q])))
         with g_right:
-            show_plotly(attention_heatmap(G, known, title=title, highlight_row=q, value_label=t(f"{S}.value_label"),
-                                          height=g_fig.layout.height, axis_titles=heatmap_axes(t)), key="sa_glove_heat")
+            show_plotly(figure_spec(attention_heatmap, G, known, title=title, highlight_row=q,
+                                    value_label=t(f"{S}.value_label"), height=g_fig["layout"]["height"],
+                                    axis_titles=heatmap_axes(t)), key="sa_glove_heat")
             st.download_button(t(f"{S}.download_glove"), matrix_csv(G, known), file_name=f"self_attention_glove_{mode}.csv",
                                mime="text/csv", key="sa_glove_csv", on_click="ignore", icon=":material/download:")
         if match is None:
@@ -159,7 +163,7 @@ if kv is not None:
             m_hand, m_glove = st.columns(2)
             m_hand.metric(t(f"{S}.contrast_hand", source=ref.tokens[ref.pronoun], target=ref.tokens[ref.antecedent]),
                           f"{hand_w:.1%}", t(f"{S}.contrast_rank", rank=hand_r, n=len(ref.tokens)), delta_color="off", delta_arrow="off", border=True)
-            m_glove.metric(t(f"{S}.contrast_glove", source=known[gi], target=known[gj]),
+            m_glove.metric(t(f"{S}.contrast_glove", source=md_escape(known[gi]), target=md_escape(known[gj])),
                            f"{glove_w:.1%}", t(f"{S}.contrast_rank", rank=glove_r, n=len(known)), delta_color="off", delta_arrow="off", border=True)
             st.caption(t(f"{S}.contrast_caption", source_hand=ref.tokens[ref.pronoun], target_hand=ref.tokens[ref.antecedent],
                          rank_hand=hand_r, n_hand=len(ref.tokens), target=md_escape(known[gj]), rank=glove_r, n=len(known)))

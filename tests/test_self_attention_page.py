@@ -215,7 +215,8 @@ def test_use_preset_sentence_button_compares_with_that_preset(lang):
 
 
 def test_link_opens_the_same_view():
-    query = {"sa_preset": DATA.by_id("animal").label, "sa_cutoff": "0.5", "sa_random": "true", "sa_seed": "3",
+    # sa_preset is the preset's id (ui.common.url_selectbox), not its label
+    query = {"sa_preset": "animal", "sa_cutoff": "0.5", "sa_random": "true", "sa_seed": "3",
              "sa_text": "the animal was tired because it ran"}
     at = reveal(run_page(PAGE, "ja", query=query))
     assert at.selectbox(key="sa_preset").value == "animal"

@@ -5,6 +5,7 @@ Pages call these so that every lesson looks and behaves the same; no lesson math
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 
@@ -12,6 +13,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from attention_core.glove import GloveUnavailable, load_glove
+from attention_core.presets import PresetError
 from attention_core.text import tokenize
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 
@@ -43,7 +45,13 @@ def translator() -> Translator:
 
 @st.cache_resource(show_spinner=False)
 def _glove():
-    return load_glove()
+    kv = load_glove()
+    # The vectors live as long as the process: move them (a 400,000-word dict and list) and everything imported so
+    # far out of the cyclic GC for good, so later collections walk only what script runs create (see
+    # .streamlit/config.toml, runner.postScriptGC, and docs/performance.md).
+    gc.collect()
+    gc.freeze()
+    return kv
 
 
 def glove_vectors(t: Translator):
@@ -52,7 +60,7 @@ def glove_vectors(t: Translator):
         with st.spinner(t("common.loading_vectors")):
             return _glove()
     except GloveUnavailable as exc:
-        st.error(t("common.glove_missing", detail=str(exc)))
+        st.error(t("common.glove_missing", detail=md_escape(str(exc))))
         return None
 
 
@@ -123,6 +131,45 @@ def show_unknown(t: Translator, unknown: list[str]) -> None:
         st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in unknown)))
 
 
+URL_NONE = "none"  # how url_selectbox writes "nothing chosen" (allow_none=True) in a link
+
+
+def url_selectbox(label: str, options, key: str, format_func=str, default=None, *, widget=None,
+                  allow_none: bool = False, **kwargs):
+    """A selectbox (or ``widget=st.radio``) whose choice lives in the link as ``?<key>=<option id>``.
+
+    Streamlit's ``bind="query-params"`` stores the formatted, translated label; this stores ``str(option)``, a
+    stable id, so a link opens the same choice in either language. On the first run of ``key`` (not yet in
+    session state) the link decides: an invalid value falls back to ``default`` and is dropped from the URL, and
+    the frame then shows ``common.bad_link_param``. A stored value that is no longer an option (the options
+    changed) also falls back to ``default``. After the widget is drawn, its id is written to the URL, or removed
+    at the default. Like a bound widget, the choice outlives a visit to another page (``persist_state="session"``).
+    Callbacks may still set ``st.session_state[key]`` before this call as usual.
+    """
+    options = list(options)
+    default = options[0] if default is None else default
+    ids = {str(option): option for option in options}
+    allowed = lambda v: v in options or (allow_none and v is None)  # noqa: E731
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        if raw is not None and (raw in ids or (allow_none and raw == URL_NONE)):
+            st.session_state[key] = ids.get(raw)
+        else:
+            st.session_state[key] = default
+            if raw is not None:
+                st.query_params.pop(key, None)
+    elif not allowed(st.session_state[key]):
+        st.session_state[key] = default
+    kwargs.setdefault("persist_state", "session")  # back on the page later, the choice is still there (as bound ones)
+    value = (widget or st.selectbox)(label, options, key=key, format_func=format_func, **kwargs)
+    wanted = None if value == default else (URL_NONE if value is None else str(value))
+    if wanted is None:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != wanted:
+        st.query_params[key] = wanted
+    return value
+
+
 PRESENTER_FONT_SIZE = 20
 
 
@@ -133,23 +180,69 @@ def presenter_style() -> str:
     .stApp [data-testid="stMarkdownContainer"] p, .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
     .stApp h1 { font-size: 3.6rem; }
     .stApp h2, .stApp h3 { font-size: 2rem; }
-    .stApp .katex { font-size: 1.6em; }
+    .stApp .katex { font-size: 1.35em; }
+    .stApp .katex-display { overflow-x: auto; overflow-y: hidden; }
     .stApp [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
+    .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p { font-size: 1.15rem; }
+    .stApp [data-testid="stMetricLabel"] p { font-size: 1.2rem; }
+    .stApp [data-testid="stMetricValue"] { font-size: 2.8rem; }
     </style>"""
 
 
+def presenter_fonts(fig, size: int = PRESENTER_FONT_SIZE) -> None:
+    """Projector-sized text everywhere in a figure: Streamlit's theme sets tick, legend and colour-bar fonts
+    of its own, so the layout's font size alone leaves them small."""
+    tick = size - 4  # tokens along an axis need the room
+    fig.update_layout(title_font_size=size - 2, legend_font_size=size, hoverlabel_font_size=size)
+    if fig.layout.title.text:
+        fig.update_layout(margin_t=(fig.layout.margin.t or 50) + 16)
+    fig.update_xaxes(tickfont_size=tick, title_font_size=size)
+    fig.update_yaxes(tickfont_size=tick, title_font_size=size)
+    fig.update_scenes(**{f"{axis}_{part}_size": font for axis in ("xaxis", "yaxis", "zaxis")
+                         for part, font in (("tickfont", tick), ("title_font", size))})
+    fig.update_annotations(font_size=size)
+    for menu in (*fig.layout.updatemenus, *fig.layout.sliders):
+        menu.font.size = size
+    for trace in fig.data:
+        for holder in (trace, getattr(trace, "marker", None)):
+            if holder is not None and "colorbar" in holder and holder.to_plotly_json().get("colorbar"):
+                holder.colorbar.tickfont.size = size
+                holder.colorbar.title.font.size = size
+        if "textfont" in trace:  # numbers written in heat-map cells keep their size: the cells do not grow
+            trace.textfont.size = 14 if trace.type == "heatmap" else tick
+
+
 def show_plotly(fig, key: str, **kwargs):
-    """st.plotly_chart with the app's export config (PNG/SVG); bigger fonts in presenter mode; kwargs pass through."""
+    """st.plotly_chart with the app's export config (PNG/SVG); bigger fonts in presenter mode; kwargs pass through.
+
+    ``fig`` is a go.Figure or its dict (``fig.to_dict()``, e.g. from ui.figures.figure_spec). A dict was validated
+    when its figure was built, so it is sent as it is (st.plotly_chart would rebuild it as a go.Figure with full
+    validation: 10-30 ms per figure instead of ~0.5).
+    """
+    if isinstance(fig, dict):
+        from ui.figures import as_figure, prebuilt
+
+        # Presenter mode restyles the figure below, so it needs the full figure object (one teacher, not the class).
+        fig = as_figure(fig) if st.session_state.get("presenter", False) else prebuilt(fig)
     if st.session_state.get("presenter", False):
         fig.update_layout(font=dict(size=PRESENTER_FONT_SIZE))
         if fig.layout.height:
             fig.update_layout(height=int(fig.layout.height * 1.2))
+        presenter_fonts(fig)
     image_format = st.session_state.get("export_format", "png")
     config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": image_format, "filename": key, "scale": 2}}
     return st.plotly_chart(fig, key=key, config=config, **kwargs)
 
 
 def render_error_boundary(exc: BaseException, t: Translator) -> None:
-    """A friendly message instead of a traceback; the details go to the server log."""
+    """A friendly message instead of a traceback; the details go to the server log.
+
+    A malformed preset file is the one failure the person running the server can fix, so its message names
+    the file and the field (attention_core.presets.PresetError says both).
+    """
+    if isinstance(exc, PresetError):
+        log.error("broken preset file: %s", exc)
+        st.error(t("common.bad_preset", detail=md_escape(str(exc))), icon=":material/error:")
+        return
     log.exception("page failed: %s", exc)
     st.error(t("common.page_error", kind=type(exc).__name__), icon=":material/error:")

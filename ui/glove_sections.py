@@ -20,7 +20,8 @@ from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.training import TrainSetting, accuracy, answer_ranks, head_rows, sentence_row, train_head
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
-from ui.common import md_escape, predict_then_reveal, show_plotly
+from ui.common import md_escape, predict_then_reveal, show_plotly, url_selectbox
+from ui.figures import figure_spec
 
 S = "glove"
 N_SEEDS = 2000
@@ -114,8 +115,8 @@ def section_raw(t, words, X, qi: int, ti: int):
         with left:
             show_table(t, row_table(t, words, row, ti), "glove_raw", "glove_raw_row.csv")
         with right:
-            show_plotly(weight_bars(words, row, title=t("glove.bars_raw", query=words[qi]), highlight=ti,
-                                    value_label=t("glove.weight")), key="glove_raw_bars")
+            show_plotly(figure_spec(weight_bars, words, row, title=t("glove.bars_raw", query=words[qi]),
+                                    highlight=ti, value_label=t("glove.weight")), key="glove_raw_bars")
     return row
 
 
@@ -142,14 +143,15 @@ def section_random(t, words, X, qi: int, ti: int):
     row = projected_weights(X, qi, d_k, seed)
     rank = int(ranks_in_rows(row, ti))
     st.markdown(t("glove.b_rank", seed=seed, d_k=d_k, target=md_escape(words[ti]), rank=rank, n=len(words)))
-    show_plotly(weight_bars(words, row, title=t("glove.bars_projected", query=words[qi], seed=seed, d_k=d_k),
+    show_plotly(figure_spec(weight_bars, words, row,
+                            title=t("glove.bars_projected", query=words[qi], seed=seed, d_k=d_k),
                             highlight=ti, value_label=t("glove.weight")), key="glove_projected_bars")
     counts = seed_rank_counts(X, qi, ti, d_k)
     summary = rank_summary(counts)
-    show_plotly(rank_histogram(counts, highlight_rank=rank if seed < N_SEEDS else None,
-                               title=t("glove.hist_title", target=words[ti], seeds=N_SEEDS, d_k=d_k),
-                               rank_label=t("glove.rank_axis"), share_label=t("glove.share_axis"),
-                               observed_label=t("glove.observed"), uniform_label=t("glove.uniform")),
+    show_plotly(figure_spec(rank_histogram, counts, highlight_rank=rank if seed < N_SEEDS else None,
+                            title=t("glove.hist_title", target=words[ti], seeds=N_SEEDS, d_k=d_k),
+                            rank_label=t("glove.rank_axis"), share_label=t("glove.share_axis"),
+                            observed_label=t("glove.observed"), uniform_label=t("glove.uniform")),
                 key="glove_rank_hist")
     st.caption(t("glove.hist_caption", last=N_SEEDS - 1, target=md_escape(words[ti]),
                  mean=f"{summary['mean_rank']:.2f}", uniform_mean=f"{summary['uniform_mean_rank']:.1f}",
@@ -174,13 +176,14 @@ def section_cloud(t, words, X, qi: int, rows: dict) -> None:
     st.subheader(t("glove.c_header"))
     if not presenter():
         st.markdown(t("glove.c_explain"))
-    mode = st.radio(t("glove.cloud_mode"), list(rows), horizontal=True, key="glove_cloud",
-                    format_func=lambda m: t(f"glove.mode_{m}"))
+    mode = url_selectbox(t("glove.cloud_mode"), list(rows), "glove_cloud", widget=st.radio, horizontal=True,
+                         format_func=lambda m: t(f"glove.mode_{m}"))
     weights = rows[mode]
     coords, explained = cloud_coords(X)
-    show_plotly(attention_cloud_3d(coords, words, weights, qi, title=t("glove.cloud_title", query=words[qi],
-                                   mode=t(f"glove.mode_{mode}")), weight_label=t("glove.weight"),
-                                   query_label=t("glove.query_marker")), key="glove_cloud_fig")
+    show_plotly(figure_spec(attention_cloud_3d, coords, words, weights, qi,
+                            title=t("glove.cloud_title", query=words[qi], mode=t(f"glove.mode_{mode}")),
+                            weight_label=t("glove.weight"), query_label=t("glove.query_marker")),
+                key="glove_cloud_fig")
     order = [i for i in sorted_order(weights) if i != qi][:3]
     st.caption(t("glove.cloud_caption", n=len(words), var=f"{100 * explained.sum():.1f}",
                  top=", ".join(f"{md_escape(words[i])} {weights[i]:.4f}" for i in order)))
@@ -254,8 +257,8 @@ def section_train(t, kv, words, X, qi: int, ti: int) -> None:
     if used != setting:
         st.caption(t("glove.setting_changed"))
     losses = state["losses"]
-    show_plotly(loss_curve(losses, title=t("glove.loss_title"), step_label=t("glove.step_axis"),
-                           loss_label=t("glove.loss_axis")), key="glove_loss_fig")
+    show_plotly(figure_spec(loss_curve, losses, title=t("glove.loss_title"), step_label=t("glove.step_axis"),
+                            loss_label=t("glove.loss_axis")), key="glove_loss_fig")
     st.caption(t("glove.loss_caption", first=f"{losses[0]:.4f}", last=f"{losses[-1]:.4f}", steps=used.steps))
     args = (state["W_q"], state["W_k"], state["W_q_init"], state["W_k_init"], used.context)
     held_after, held_before = evaluation(*args, held_batch, "held_out")
@@ -287,11 +290,11 @@ def your_sentence(t, state, dataset, words, X, qi: int, ti: int) -> None:
     after = sentence_row(state["W_q"], state["W_k"], X, qi, context)
     left, right = st.columns(2, gap="medium")
     with left:
-        show_plotly(weight_bars(words, before, title=t("glove.before_title", query=words[qi]), highlight=ti,
-                                value_label=t("glove.weight")), key="glove_before_bars")
+        show_plotly(figure_spec(weight_bars, words, before, title=t("glove.before_title", query=words[qi]),
+                                highlight=ti, value_label=t("glove.weight")), key="glove_before_bars")
     with right:
-        show_plotly(weight_bars(words, after, title=t("glove.after_title", query=words[qi]), highlight=ti,
-                                value_label=t("glove.weight")), key="glove_after_bars")
+        show_plotly(figure_spec(weight_bars, words, after, title=t("glove.after_title", query=words[qi]),
+                                highlight=ti, value_label=t("glove.weight")), key="glove_after_bars")
     st.markdown(t("glove.your_rank", target=md_escape(words[ti]), query=md_escape(words[qi]), n=len(words),
                   before=int(ranks_in_rows(before, ti)), after=int(ranks_in_rows(after, ti)),
                   weight=f"{after[ti]:.4f}"))

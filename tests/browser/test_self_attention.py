@@ -74,7 +74,7 @@ def test_clicking_a_query_marker_selects_the_token_and_redraws_the_lines(page, a
 
 
 def test_clicking_a_key_marker_selects_it_and_the_selectbox_still_works(page, app_url):
-    open_lesson(page, app_url, "lang=ja&sa_preset=The+animal+didn%27t+cross+the+street+because+it+was+too+tired")
+    open_lesson(page, app_url, "lang=ja&sa_preset=animal")  # the preset's id (ui.common.url_selectbox)
     assert page.locator(SELECTED).input_value() == "it (8)"
 
     click_token(page, 1.0, 10)  # "tired", in the key column

@@ -1,0 +1,97 @@
+"""Sharing in a real browser: a CSV download carries the numbers on screen, and a copied URL reopens the same view.
+
+The presenter switch has its own browser test in test_classroom.py.
+"""
+
+import csv
+import io
+import re
+
+import numpy as np
+import pytest
+
+from attention_core.self_attention import load_self_attention, preset_heads
+from tests.browser.conftest import open_page, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+
+def choose(page, label: str, option: str) -> None:
+    """Open the selectbox whose label starts with ``label`` and pick ``option``."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
+    box.get_by_role("combobox").click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_for_app(page)
+
+
+def view_of(page) -> dict:
+    """What a person sees that defines the view: the chosen options, the slider values, the captions."""
+    boxes = page.get_by_test_id("stSelectbox")
+    return {
+        "selected": [boxes.nth(i).get_by_role("combobox").input_value() for i in range(boxes.count())],
+        "sliders": [s.input_value() for s in page.locator("[data-testid='stMain'] input[type='range']").all()],
+        "title": page.locator("h1").first.inner_text(),
+        "captions": page.get_by_test_id("stCaptionContainer").all_inner_texts(),
+    }
+
+
+def test_csv_download_has_the_matrix_on_screen(page, app_url):
+    open_page(page, app_url, "self-attention")
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download the coreference matrix (CSV)").click()
+    download = info.value
+    assert download.suggested_filename == "self_attention_cat.csv"
+    rows = list(csv.reader(io.StringIO(open(download.path(), encoding="utf-8").read())))
+    data = load_self_attention()
+    preset = data.by_id("cat")
+    expected = preset_heads(preset, data.rule_score)[0]
+    assert rows[0][1:] == [f"{i + 1}:{tok}" for i, tok in enumerate(preset.tokens)]
+    weights = np.array([[float(x) for x in row[1:]] for row in rows[1:]])
+    assert weights.shape == (len(preset.tokens), len(preset.tokens))
+    np.testing.assert_allclose(weights, expected, atol=1e-6)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_copied_url_reopens_the_same_view(page, app_url, browser):
+    open_page(page, app_url, "self-attention", "lang=ja")
+    data = load_self_attention()
+    hanako = data.by_id("hanako")
+    choose(page, "文", hanako.label)  # the preset sentence (its label is the sentence itself)
+    choose(page, "選択中のトークン", f"{hanako.tokens[0]} (1)")
+    thumb = page.locator("[data-testid='stMain'] input[type='range']").first
+    thumb.focus()
+    for _ in range(4):
+        thumb.press("ArrowLeft")
+    wait_for_app(page)
+    page.wait_for_url(re.compile(r"sa_cutoff=0\.7(&|$)"), timeout=10_000)
+    url = page.url
+    assert {"sa_preset=hanako", "sa_token=0", "sa_cutoff=0.7", "lang=ja"} <= set(url.split("?")[1].split("&"))
+    before = view_of(page)
+    assert hanako.label in before["selected"] and before["sliders"] == ["0.7"] and len(before["captions"]) > 3
+
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = other.new_page()
+        fresh.goto(url)
+        fresh.wait_for_selector("[data-testid='stApp']", timeout=60_000)
+        fresh.locator("[data-testid='stMain'] input[type='range']").first.wait_for(timeout=60_000)
+        wait_for_app(fresh)
+        assert fresh.get_by_test_id("stException").count() == 0
+        assert view_of(fresh) == before
+    finally:
+        other.close()
+
+
+def tick_font_px(page) -> float:
+    page.wait_for_selector(".js-plotly-plot .xtick text", timeout=60_000)
+    return page.locator(".js-plotly-plot .xtick text").first.evaluate("e => parseFloat(e.style.fontSize)")
+
+
+def test_presenter_mode_enlarges_figure_text_in_dark_theme(page, app_url):
+    open_page(page, app_url, "", "embed_options=dark_theme")
+    normal = tick_font_px(page)
+    open_page(page, app_url, "", "embed_options=dark_theme&presenter=true")
+    assert tick_font_px(page) >= max(16.0, normal * 1.2)
+    background = page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor")
+    channels = [int(c) for c in re.findall(r"\d+", background)[:3]]
+    assert max(channels) < 80, background  # still the dark theme: presenter mode changes sizes, not colours

@@ -1,0 +1,218 @@
+"""Shareable links, bad links, language switch and presenter mode on every page (AppTest).
+
+A copied link is the page plus its query parameters: opening it must give the same widget values and the same
+figures as setting those widgets by hand; a bad value falls back to the default with a notice; switching the
+language keeps the state; presenter mode hides the long texts and keeps every control.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_core.library import load_library
+from tests.apptest_utils import assert_clean, run_page
+from tests.pages import PAGES
+from ui.common import md_escape
+from ui.i18n import load_strings
+
+# page -> link parameters (all non-default), one case per page; values as they stand in a URL.
+LINKS = {
+    "home": {"home_seed": "7"},
+    "rnn": {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat", "rnn_hidden": "64", "rnn_radius": "1.5",
+            "rnn_seed": "3"},
+    "qkv": {"qkv_query": "understand_dog", "qkv_temp": "2.0", "qkv_step": "2"},
+    "self_attention": {"sa_preset": "animal", "sa_token": "1", "sa_cutoff": "0.5", "sa_random": "true", "sa_seed": "5"},
+    "scaling": {"scaling_d": "256", "scaling_scale": "false", "scaling_tau": "2.0", "scaling_keys": "16",
+                "scaling_seed": "4"},
+    "causal": {"causal_preset": "cat_mat", "causal_glove": "false", "causal_seed": "2", "causal_leak_how": "random",
+               "causal_generated": "3", "causal_leak_pos": "2"},
+    "glove": {"glove_sentence": "the dog chased the cat because it was hungry", "glove_query": "it",
+              "glove_target": "dog", "glove_dk": "50", "glove_seed": "9", "glove_cloud": "projected"},
+}
+# The same state, set through the widgets by hand: (key, value) in the order a person would set them.
+BY_HAND = {
+    "home": [("home_seed", 7)],
+    "rnn": [("rnn_preset", "custom"), ("rnn_text", "the cat sat on the mat"), ("rnn_hidden", 64), ("rnn_radius", 1.5),
+            ("rnn_seed", 3)],
+    "qkv": [("qkv_query", "understand_dog"), ("qkv_temp", 2.0), ("qkv_step", 2)],
+    "self_attention": [("sa_preset", "animal"), ("sa_token", 1), ("sa_cutoff", 0.5), ("sa_random", True),
+                       ("sa_seed", 5)],
+    "scaling": [("scaling_d", 256), ("scaling_scale", False), ("scaling_tau", 2.0), ("scaling_keys", 16),
+                ("scaling_seed", 4)],
+    "causal": [("causal_preset", "cat_mat"), ("causal_glove", False), ("causal_seed", 2), ("causal_leak_how", "random"),
+               ("causal_generated", 3), ("causal_leak_pos", 2)],
+    "glove": [("glove_sentence", "the dog chased the cat because it was hungry"), ("glove_query", "it"),
+              ("glove_target", "dog"), ("glove_dk", 50), ("glove_seed", 9), ("glove_cloud", "projected")],
+}
+FILES = {p.section: p.file for p in PAGES}
+# Parameters written by ui.common.url_selectbox (not by Streamlit's own binding): they stay in the URL as ids.
+ID_PARAMS = {"rnn_preset", "qkv_query", "sa_preset", "sa_token", "causal_preset", "causal_leak_how", "glove_cloud"}
+
+
+def widget(at, key: str):
+    found = [node for node in at._tree if getattr(node, "key", None) == key and hasattr(node, "value")]
+    assert found, f"no widget with key {key}"
+    return found[0]
+
+
+def same(value, url_text: str) -> bool:
+    if isinstance(value, bool):
+        return str(value).lower() == url_text.lower()
+    if isinstance(value, (int, float)):
+        return float(value) == float(url_text)
+    return str(value) == url_text
+
+
+def figures(at) -> list[dict]:
+    """The figure JSON of every chart, without Streamlit's per-element ids."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def answer_predictions(at) -> None:
+    for radio in at.radio:
+        if radio.key and radio.key.endswith("_predict"):
+            radio.set_value(1)
+    at.run()
+
+
+def toasts(at) -> list[str]:
+    return [toast.value for toast in at.toast]
+
+
+@pytest.mark.parametrize("section", list(LINKS))
+def test_link_opens_the_same_state(section):
+    at = run_page(FILES[section], "ja", query=LINKS[section])
+    assert_clean(at)
+    assert toasts(at) == []
+    for key, value in LINKS[section].items():
+        assert same(widget(at, key).value, value), (key, widget(at, key).value, value)
+    for key in ID_PARAMS & set(LINKS[section]) - {"rnn_preset"}:  # (custom is implied by rnn_text)
+        assert at.query_params.get(key) == LINKS[section][key], key  # still in the URL, as the id
+    assert at.query_params.get("lang") == "ja"
+
+
+@pytest.mark.parametrize("section", list(LINKS))
+def test_link_shows_the_same_figures_as_setting_the_widgets(section):
+    linked = run_page(FILES[section], "en", query=LINKS[section])
+    answer_predictions(linked)
+    by_hand = run_page(FILES[section], "en")
+    for key, value in BY_HAND[section]:
+        widget(by_hand, key).set_value(value)
+        by_hand.run()
+    answer_predictions(by_hand)
+    assert_clean(linked)
+    assert_clean(by_hand)
+    for key, _ in BY_HAND[section]:
+        assert widget(linked, key).value == widget(by_hand, key).value, key
+    assert figures(linked) == figures(by_hand)
+
+
+def test_url_follows_the_id_pickers():
+    """Choosing in a url_selectbox writes its id (not the translated label) to the URL, and the default removes it."""
+    at = run_page(FILES["self_attention"], "ja")
+    widget(at, "sa_preset").set_value("hanako")
+    at.run()
+    assert at.query_params.get("sa_preset") == "hanako"
+    widget(at, "sa_token").set_value(3)
+    at.run()
+    assert at.query_params.get("sa_token") == "3"
+    widget(at, "sa_token").set_value(8)  # hanako's pronoun: the default token of this preset
+    at.run()
+    assert "sa_token" not in at.query_params
+    at = run_page(FILES["qkv"], "en")
+    widget(at, "qkv_query").set_value("physics")
+    at.run()
+    assert at.query_params.get("qkv_query") == "physics"
+    widget(at, "qkv_q_cats").set_value(2.0)  # a question of one's own: no preset, and the URL says so
+    at.run()
+    assert widget(at, "qkv_query").value is None
+    assert at.query_params.get("qkv_query") == "none"
+
+
+def test_a_link_with_only_the_question_also_sets_its_sliders():
+    at = run_page(FILES["qkv"], "en", query={"qkv_query": "physics"})
+    assert_clean(at)
+    physics = {q.id: q for q in load_library().queries}["physics"]
+    features = load_library().features
+    assert [widget(at, f"qkv_q_{f.id}").value for f in features] == [float(v) for v in physics.vector]
+
+
+BAD = [
+    ("scaling", {"scaling_d": "abc"}, "scaling_d", 64),
+    ("scaling", {"scaling_seed": "-1"}, "scaling_seed", 0),
+    ("self_attention", {"sa_token": "999"}, "sa_token", 8),  # the cat preset's pronoun, それ
+    ("self_attention", {"sa_preset": "nope"}, "sa_preset", "cat"),
+    ("rnn", {"rnn_preset": "<script>"}, "rnn_preset", "long_memory"),
+    ("rnn", {"rnn_hidden": "9999"}, "rnn_hidden", 32),
+    ("qkv", {"qkv_query": "42"}, "qkv_query", "cats_feel"),
+    ("qkv", {"qkv_step": "7"}, "qkv_step", 0),
+    ("causal", {"causal_leak_how": "magic"}, "causal_leak_how", "word"),
+    ("causal", {"causal_seed": "x"}, "causal_seed", 0),
+    ("glove", {"glove_cloud": "trained"}, "glove_cloud", "raw"),
+    ("glove", {"glove_dk": "3"}, "glove_dk", 16),
+    ("home", {"home_seed": "-5"}, "home_seed", 0),
+]
+
+
+@pytest.mark.parametrize("section, query, key, default", BAD, ids=[f"{b[0]}-{b[2]}" for b in BAD])
+def test_bad_link_value_falls_back_with_a_notice(section, query, key, default):
+    at = run_page(FILES[section], "en", query=query)
+    assert_clean(at)
+    assert widget(at, key).value == default
+    notes = toasts(at)
+    assert len(notes) == 1 and md_escape(f"{key}=") in notes[0], notes
+    assert key not in at.query_params
+
+
+def test_bad_language_falls_back_to_english_with_a_notice():
+    at = run_page(FILES["home"], "xx", query={"home_seed": "3"})
+    assert_clean(at)
+    assert at.title[0].value == load_strings("en")["home.title"]
+    assert toasts(at) == [load_strings("en")["common.bad_lang_param"]]
+    assert widget(at, "home_seed").value == 3  # the rest of the link still applies
+
+
+@pytest.mark.parametrize("section", list(LINKS))
+def test_language_switch_keeps_the_state(section):
+    at = run_page(FILES[section], "en", query=LINKS[section])
+    key = "home" if section == "home" else section
+    assert at.title[0].value == load_strings("en")[f"{key}.title"]
+    at.selectbox(key="lang").set_value("ja").run()
+    assert_clean(at)
+    assert at.title[0].value == load_strings("ja")[f"{key}.title"]
+    assert at.query_params.get("lang") == "ja"
+    for name, value in LINKS[section].items():
+        assert same(widget(at, name).value, value), name
+    at.selectbox(key="lang").set_value("en").run()
+    assert at.title[0].value == load_strings("en")[f"{key}.title"]
+    assert "lang" not in at.query_params
+
+
+def widget_keys(at) -> set[str]:
+    return {node.key for node in at._tree if getattr(node, "key", None) and hasattr(node, "value")}
+
+
+def markdown_text(at) -> str:
+    return "\n".join(m.value for m in list(at.markdown) + list(at.caption))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
+def test_presenter_mode_hides_long_texts_and_keeps_controls(page, lang):
+    normal = run_page(page.file, lang)
+    answer_predictions(normal)
+    shown = run_page(page.file, lang, query={"presenter": "true"})
+    answer_predictions(shown)
+    assert_clean(shown)
+    assert widget_keys(shown) == widget_keys(normal)
+    explain = load_strings(lang)[f"{page.section}.explain"]
+    assert explain in markdown_text(normal)
+    assert explain not in markdown_text(shown)
+    assert len(markdown_text(shown)) < len(markdown_text(normal))
+    for fig in figures(shown):
+        layout = fig["layout"]
+        assert layout["font"]["size"] == 20
+        for axis in [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]:
+            assert axis.get("tickfont", {}).get("size", 16) >= 16
