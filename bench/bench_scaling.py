@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import time
 
 import numpy as np
+
+from bench.timing import describe, timed
 
 from attention_core.scaling import (
     DIM_CHOICES, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, prefix_weights, random_query_keys, score_sample, sweep_table,
@@ -24,20 +24,6 @@ from attention_core.scaling import (
 )
 
 
-def timed(fn, repeats: int) -> list[float]:
-    """Run ``fn`` ``repeats`` times; the wall-clock seconds of each run."""
-    out = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
-
-
-def describe(name: str, seconds: list[float]) -> str:
-    ms = [s * 1000 for s in seconds]
-    return (f"{name:<44} median {statistics.median(ms):8.1f} ms   min {min(ms):8.1f}   max {max(ms):8.1f}"
-            f"   (n = {len(ms)})")
 
 
 def main(argv: list[str] | None = None) -> None:

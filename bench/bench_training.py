@@ -15,10 +15,11 @@ import argparse
 import os
 import platform
 import statistics
-import time
 from dataclasses import replace
 
 import numpy as np
+
+from bench.timing import describe, timed
 
 from attention_core.glove import embed, load_glove
 from attention_core.glove_rows import projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row
@@ -30,19 +31,6 @@ SENTENCE = "the animal did not cross the street because it was too tired"
 N_SEEDS = 2000  # as ui/glove_sections.N_SEEDS
 
 
-def timed(fn, repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
-
-
-def describe(name: str, seconds: list[float]) -> str:
-    ms = [s * 1000 for s in seconds]
-    return (f"{name:<46} median {statistics.median(ms):8.1f} ms   min {min(ms):8.1f}   max {max(ms):8.1f}"
-            f"   (n = {len(ms)})")
 
 
 def main(argv: list[str] | None = None) -> None:

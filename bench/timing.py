@@ -1,0 +1,23 @@
+"""Shared by the micro-benchmarks: repeat a call, report the median and spread (noisy machines: no single times)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def timed(fn, repeats: int) -> list[float]:
+    """Run ``fn`` ``repeats`` times; the wall-clock seconds of each run."""
+    out = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def describe(name: str, seconds: list[float], width: int = 46) -> str:
+    """One line: the name, then median / min / max in milliseconds and the number of runs."""
+    ms = [s * 1000 for s in seconds]
+    return (f"{name:<{width}} median {statistics.median(ms):8.1f} ms   min {min(ms):8.1f}   max {max(ms):8.1f}"
+            f"   (n = {len(ms)})")
