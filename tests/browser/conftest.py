@@ -6,6 +6,7 @@ except under CI=true, where a missing browser fails the run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -56,21 +57,22 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> Non
     raise RuntimeError("streamlit did not become healthy in time")
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    """Base URL of a `streamlit run streamlit_app.py` server on a free loopback port."""
+@contextlib.contextmanager
+def streamlit_server(log_path: Path, launcher: list[str] | None = None, extra: tuple[str, ...] = ()):
+    """Run `streamlit run streamlit_app.py` on a free loopback port (``launcher`` replaces `python -m streamlit`);
+    yields (base URL, process) once /_stcore/health answers, and stops the server afterwards."""
     port = free_port()
-    log_path = tmp_path_factory.mktemp("server") / "streamlit.log"
     log = open(log_path, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        [*(launcher or [sys.executable, "-m", "streamlit"]), "run", "streamlit_app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         *extra],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:
@@ -78,6 +80,13 @@ def app_url(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """Base URL of a `streamlit run streamlit_app.py` server on a free loopback port."""
+    with streamlit_server(tmp_path_factory.mktemp("server") / "streamlit.log") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="session")

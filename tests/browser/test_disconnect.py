@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -29,7 +28,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.protocol import StreamlitTab
-from tests.browser.conftest import ROOT, free_port, wait_healthy
+from tests.browser.conftest import streamlit_server
 from ui.i18n import Translator
 
 pytestmark = pytest.mark.browser
@@ -65,28 +64,12 @@ def server(tmp_path_factory):
     (as in production)."""
     if not Path("/proc/self/task").exists():
         pytest.skip("needs Linux /proc to check the server's threads")
-    port = free_port()
     workdir = tmp_path_factory.mktemp("disconnect")
     threads = workdir / "threads"
     threads.mkdir()
-    log = open(workdir / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCHER, str(threads), "run", "streamlit_app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
+    with streamlit_server(workdir / "streamlit.log", launcher=[sys.executable, "-c", LAUNCHER, str(threads)],
+                          extra=("--server.fileWatcherType", "none")) as (url, proc):
         yield url, (proc.pid, threads)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def live_threads(server) -> list[str]:
