@@ -16,7 +16,7 @@ import pickle
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
-FIGURE_CACHE_ENTRIES = 512  # a few KB to ~100 KB each; ~40 students with their own settings fit comfortably
+FIGURE_CACHE_ENTRIES = 128  # a few KB to ~100 KB each: bounded so a class of 40 with random settings stays under 600 MB
 
 
 @st.cache_data(show_spinner=False, max_entries=FIGURE_CACHE_ENTRIES)
