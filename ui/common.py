@@ -5,6 +5,7 @@ Pages call these so that every lesson looks and behaves the same; no lesson math
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import re
@@ -232,6 +233,58 @@ def show_plotly(fig, key: str, **kwargs):
     image_format = st.session_state.get("export_format", "png")
     config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": image_format, "filename": key, "scale": 2}}
     return st.plotly_chart(fig, key=key, config=config, **kwargs)
+
+
+def guarded_fragment(func=None, **fragment_kwargs):
+    """``@st.fragment`` whose errors show the app's friendly message, not a traceback.
+
+    A widget change inside a fragment reruns only the fragment function, outside the frame's ``page.run()`` and so
+    outside its error boundary; this puts the same boundary inside. Use as ``@guarded_fragment`` or
+    ``@guarded_fragment(run_every=...)``. st.stop()/st.rerun() still work (they are not ``Exception``s).
+    """
+    if func is None:
+        return lambda f: guarded_fragment(f, **fragment_kwargs)
+
+    @functools.wraps(func)
+    def body(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the boundary: log it, show a message, keep the page
+            render_error_boundary(exc, translator())
+            return None
+
+    return st.fragment(body, **fragment_kwargs)
+
+
+def bounded_slider(label: str, min_value, max_value, value, *, key: str, container=None, **kwargs):
+    """st.slider (on ``container``, default st) whose stored value follows a range that changed.
+
+    A slider whose range depends on the sentence (tokens generated, leak position) keeps its old value in session
+    state; a shorter sentence would make Streamlit raise StreamlitValueAboveMaxError. The value is clamped into
+    the new range before the widget is drawn, and ``value`` (the default) too.
+    """
+    current = st.session_state.get(key)
+    if isinstance(current, (int, float)) and not isinstance(current, bool) and not min_value <= current <= max_value:
+        st.session_state[key] = type(current)(min(max(current, min_value), max_value))
+    value = min(max(value, min_value), max_value)
+    return (container or st).slider(label, min_value, max_value, value, key=key, **kwargs)
+
+
+def csv_bytes(table) -> bytes:
+    """A CSV (a pandas DataFrame, or CSV text) -> UTF-8 bytes with a byte-order mark.
+
+    The BOM is what makes Excel (Japanese Windows included) read the Japanese tokens and headers as UTF-8.
+    """
+    text = table if isinstance(table, str) else table.to_csv(index=False)
+    return text.encode("utf-8-sig")
+
+
+def csv_download(label: str, table, file_name: str, key: str, container=None, **kwargs):
+    """A CSV download button (``csv_bytes`` of ``table``); downloading does not rerun the page."""
+    kwargs.setdefault("icon", ":material/download:")
+    kwargs.setdefault("on_click", "ignore")
+    return (container or st).download_button(label, csv_bytes(table), file_name=file_name, mime="text/csv", key=key,
+                                             **kwargs)
 
 
 def render_error_boundary(exc: BaseException, t: Translator) -> None:
