@@ -111,17 +111,26 @@ def _init_slider(w: Widget) -> WidgetState:
     return _state(w, double_array_value={"data": values})
 
 
+def _empty(w: Widget) -> WidgetState:
+    """A WidgetState with no value: what the frontend sends for a widget whose value is None (cleared).
+
+    The frontend's widget manager sets e.g. ``stringValue = null``, which protobuf leaves out, so the
+    server deserialises None. Sending the last value instead would be a change the user never made.
+    """
+    return WidgetState(id=w.id)
+
+
 def _init_number(w: Widget) -> WidgetState | None:
     p = w.proto
-    if p.set_value and p.HasField("value"):
-        return _state(w, double_value=p.value)
+    if p.set_value:  # the script set the value (session state): None arrives as a proto without `value`
+        return _state(w, double_value=p.value) if p.HasField("value") else _empty(w)
     return _state(w, double_value=p.default) if p.HasField("default") else None
 
 
 def _init_choice(w: Widget) -> WidgetState | None:
     p = w.proto
-    if p.set_value and p.HasField("raw_value"):
-        return _state(w, string_value=p.raw_value)
+    if p.set_value:  # e.g. a callback set st.session_state[key] = None: no raw_value, and no default either
+        return _state(w, string_value=p.raw_value) if p.HasField("raw_value") else _empty(w)
     if p.HasField("default") and 0 <= p.default < len(p.options):
         return _state(w, string_value=p.options[p.default])
     return None
@@ -134,8 +143,8 @@ def _init_checkbox(w: Widget) -> WidgetState:
 
 def _init_text(w: Widget) -> WidgetState | None:
     p = w.proto
-    if p.set_value and p.HasField("value"):
-        return _state(w, string_value=p.value)
+    if p.set_value:
+        return _state(w, string_value=p.value) if p.HasField("value") else _empty(w)
     return _state(w, string_value=p.default) if p.HasField("default") else None
 
 

@@ -61,7 +61,22 @@ def part():
 def other():
     st.slider("o", 0, 3, 1, key="o_s")
 
-st.navigation([st.Page(lesson, title="Lesson", default=True), st.Page(other, title="Other", url_path="other")]).run()
+PRESETS = {"low": 1, "high": 9}
+
+def load_preset():
+    st.session_state.p_a = PRESETS[st.session_state.p_sel]
+
+def forget_preset():  # as /qkv: moving the slider makes the query one's own (the selectbox shows none)
+    st.session_state.p_sel = None
+
+def preset():
+    st.selectbox("preset", list(PRESETS), key="p_sel", on_change=load_preset)
+    st.slider("a", 0, 10, 1, key="p_a", on_change=forget_preset)
+    st.slider("b", 0, 10, 5, key="p_b")
+    st.code(json.dumps({k: st.session_state.get(k) for k in ("p_sel", "p_a", "p_b")}), language=None)
+
+st.navigation([st.Page(lesson, title="Lesson", default=True), st.Page(other, title="Other", url_path="other"),
+               st.Page(preset, title="Preset", url_path="preset")]).run()
 '''
 
 
@@ -212,6 +227,55 @@ def test_a_widget_inside_a_fragment_reruns_only_the_fragment(fixture_server):
     assert out["after"]["t_fr"] == out["sent"] != out["before"]["t_fr"]
     assert out["after"]["full_runs"] == out["before"]["full_runs"], "the page itself did not run again"
     assert out["still_there"] and out["echo"]["t_d"] == 8, "the page's own elements stay on screen"
+
+
+async def _drive_preset(url: str) -> dict:
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    tab = StreamlitTab(url, timeout=60)
+    await tab.connect()
+    try:
+        runs = [await tab.open_page("preset")]
+        start = _echo(tab)
+        by_key = {w.user_key: w for w in tab.widgets}
+        tab.states[by_key["p_a"].id] = WidgetState(id=by_key["p_a"].id, double_array_value={"data": [7.0]})
+        runs.append(await tab._run("widget", widget="p_a"))
+        after_a = _echo(tab)
+        sel = next(w for w in tab.widgets if w.user_key == "p_sel")
+        sent_for_sel = tab.states[sel.id]
+        tab.states[by_key["p_b"].id] = WidgetState(id=by_key["p_b"].id, double_array_value={"data": [3.0]})
+        runs.append(await tab._run("widget", widget="p_b"))
+        return {"errors": [r.errors for r in runs], "start": start, "after_a": after_a, "after_b": _echo(tab),
+                "sel_value_field": sent_for_sel.WhichOneof("value")}
+    finally:
+        await tab.close()
+
+
+def test_a_selectbox_a_callback_cleared_is_reported_as_none(fixture_server):
+    """/qkv's pattern: a slider's callback sets the preset selectbox to None. The browser then reports the
+    selectbox with no value; reporting its old option would reload the preset and undo the slider."""
+    out = run_coroutine(_drive_preset(fixture_server.url))
+    assert out["errors"] == [[], [], []]
+    assert out["start"] == {"p_sel": "low", "p_a": 1, "p_b": 5}
+    assert out["after_a"] == {"p_sel": None, "p_a": 7, "p_b": 5}
+    assert out["sel_value_field"] is None, "the tab sends the cleared selectbox without a value, as the frontend"
+    assert out["after_b"] == {"p_sel": None, "p_a": 7, "p_b": 3}, "the second change kept the first"
+
+
+def test_cleared_widgets_initial_state_has_no_value():
+    from streamlit.proto.NumberInput_pb2 import NumberInput
+    from streamlit.proto.Selectbox_pb2 import Selectbox
+    from streamlit.proto.TextInput_pb2 import TextInput
+
+    from bench.widgets import Widget
+
+    cleared = Selectbox(id="$$ID-x-sel", options=["a", "b"], set_value=True)  # no raw_value, no default
+    assert Widget("selectbox", cleared).initial_state().WhichOneof("value") is None
+    assert Widget("selectbox", Selectbox(id="s", options=["a", "b"], default=1)).initial_state().string_value == "b"
+    assert Widget("selectbox", Selectbox(id="s", options=["a", "b"])).initial_state() is None
+    assert Widget("number_input", NumberInput(id="n", set_value=True)).initial_state().WhichOneof("value") is None
+    assert Widget("text_input", TextInput(id="t", set_value=True)).initial_state().WhichOneof("value") is None
+    assert Widget("text_input", TextInput(id="t", set_value=True, value="x")).initial_state().string_value == "x"
 
 
 def test_every_widget_kind_reaches_the_script_with_the_value_sent(fixture_server):
