@@ -22,6 +22,7 @@ with left:
         ("lessons/scaling.py", "scaling"),
         ("lessons/causal_mask.py", "causal"),
         ("lessons/glove_experiment.py", "glove"),
+        ("lessons/transformer_block.py", "transformer"),
     ]:
         st.page_link(path, label=t(f"nav.{key}"))
         st.caption(t(f"home.claim_{key}"))

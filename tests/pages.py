@@ -18,4 +18,5 @@ PAGES = [
     PageInfo("lessons/scaling.py", "scaling", "scaling"),
     PageInfo("lessons/causal_mask.py", "causal", "causal"),
     PageInfo("lessons/glove_experiment.py", "glove", "glove"),
+    PageInfo("lessons/transformer_block.py", "transformer", "transformer"),
 ]
