@@ -127,9 +127,17 @@ def heatmap_axes(t: Translator) -> tuple[str, str]:
 
 
 def show_unknown(t: Translator, unknown: list[str]) -> None:
-    """A visible note listing the words GloVe does not know (they are left out)."""
-    if unknown:
-        st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in unknown)))
+    """A visible note listing the words GloVe does not know (they are left out); tokens that are not English
+    (Japanese, "。") get a plain note that the vectors are English-only."""
+    from attention_core.glove import non_english
+
+    foreign = set(non_english(unknown))
+    english = [w for w in unknown if w not in foreign]
+    if english:
+        st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in english)))
+    if foreign:
+        st.info(t("glove.english_only", words=", ".join(md_escape(w) for w in unknown if w in foreign)),
+                icon=":material/translate:")
 
 
 URL_NONE = "none"  # how url_selectbox writes "nothing chosen" (allow_none=True) in a link
@@ -213,26 +221,115 @@ def presenter_fonts(fig, size: int = PRESENTER_FONT_SIZE) -> None:
             trace.textfont.size = 14 if trace.type == "heatmap" else tick
 
 
+def _trace_props(trace_type: str) -> tuple[bool, bool, bool]:
+    """(has textfont, has colorbar, its marker has colorbar) for a trace type, from Plotly's class tables (no figure)."""
+    return _TRACE_PROPS.get(trace_type) or _TRACE_PROPS.setdefault(trace_type, _read_trace_props(trace_type))
+
+
+def _read_trace_props(trace_type: str) -> tuple[bool, bool, bool]:
+    import importlib
+
+    import plotly.graph_objects as go
+
+    cls = getattr(go, trace_type[:1].upper() + trace_type[1:], None)
+    if cls is None:
+        cls = next((c for name, c in vars(go).items() if name.lower() == trace_type.lower() and hasattr(c, "_valid_props")),
+                   None)
+    props = getattr(cls, "_valid_props", set())
+    marker = getattr(importlib.import_module(f"plotly.graph_objs.{trace_type}"), "Marker", None) if "marker" in props else None
+    return "textfont" in props, "colorbar" in props, "colorbar" in getattr(marker, "_valid_props", set())
+
+
+_TRACE_PROPS: dict[str, tuple[bool, bool, bool]] = {}
+_AXIS_KEY = re.compile(r"^(xaxis|yaxis|scene)\d*$")
+
+
+def _sized(holder: dict, name: str, size: int) -> dict:
+    """holder[name] (a dict, copied) with font.size = size, stored back into holder; returns it."""
+    part = dict(holder.get(name) or {})
+    part["size"] = size
+    holder[name] = part
+    return part
+
+
+def _with_title_font(holder: dict, size: int) -> None:
+    """holder["title"]["font"]["size"] = size (copies on the way; a bare string title stays its text)."""
+    title = holder.get("title")
+    title = {"text": title} if isinstance(title, str) else dict(title or {})
+    _sized(title, "font", size)
+    holder["title"] = title
+
+
+def presenter_spec(spec: dict, size: int = PRESENTER_FONT_SIZE) -> dict:
+    """A figure dict (fig.to_dict()) -> its presenter variant: the same dict transform presenter mode did on a go.Figure
+    (layout font ``size``, 1.2x height, then ``presenter_fonts``), without building one (~0.1 ms instead of ~20 ms).
+
+    The input is not changed: every container on the way to a changed value is copied (arrays are shared).
+    tests/test_figures.py checks the result equals the go.Figure path's for every figure of every page.
+    """
+    tick = size - 4
+    layout = dict(spec.get("layout") or {})
+    _sized(layout, "font", size)
+    if layout.get("height"):
+        layout["height"] = int(layout["height"] * 1.2)
+    _with_title_font(layout, size - 2)
+    legend = layout["legend"] = dict(layout.get("legend") or {})
+    _sized(legend, "font", size)
+    hover = layout["hoverlabel"] = dict(layout.get("hoverlabel") or {})
+    _sized(hover, "font", size)
+    if layout["title"].get("text"):
+        margin = layout["margin"] = dict(layout.get("margin") or {})
+        margin["t"] = (margin.get("t") or 50) + 16
+    axes = {"xaxis", "yaxis", "scene"} | {k for k in layout if _AXIS_KEY.match(k) and layout[k] is not None}
+    for name in sorted(axes):
+        if name.startswith("scene"):
+            scene = layout[name] = dict(layout.get(name) or {})
+            for axis_name in ("xaxis", "yaxis", "zaxis"):
+                axis = scene[axis_name] = dict(scene.get(axis_name) or {})
+                _sized(axis, "tickfont", tick)
+                _with_title_font(axis, size)
+        else:
+            axis = layout[name] = dict(layout.get(name) or {})
+            _sized(axis, "tickfont", tick)
+            _with_title_font(axis, size)
+    for group in ("annotations", "updatemenus", "sliders"):
+        if layout.get(group):
+            items = layout[group] = [dict(item) for item in layout[group]]
+            for item in items:
+                _sized(item, "font", size)
+    data = []
+    for trace in spec.get("data") or ():
+        trace = dict(trace)
+        has_text, has_bar, marker_bar = _trace_props(trace.get("type", "scatter"))
+        for holder, ok in ((trace, has_bar), (trace.get("marker"), marker_bar)):
+            if ok and holder and holder.get("colorbar"):
+                if holder is not trace:
+                    holder = trace["marker"] = dict(holder)
+                bar = holder["colorbar"] = dict(holder["colorbar"])
+                _sized(bar, "tickfont", size)
+                _with_title_font(bar, size)
+        if has_text:
+            _sized(trace, "textfont", 14 if trace.get("type") == "heatmap" else tick)
+        data.append(trace)
+    return {**spec, "data": data, "layout": layout}
+
+
 def show_plotly(fig, key: str, **kwargs):
     """st.plotly_chart with the app's export config (PNG/SVG); bigger fonts in presenter mode; kwargs pass through.
 
     ``fig`` is a go.Figure or its dict (``fig.to_dict()``, e.g. from ui.figures.figure_spec). A dict was validated
     when its figure was built, so it is sent as it is (st.plotly_chart would rebuild it as a go.Figure with full
-    validation: 10-30 ms per figure instead of ~0.5).
+    validation: 10-30 ms per figure instead of ~0.5). Presenter mode is a pure transform of the dict
+    (``presenter_spec``): no figure is rebuilt, so a presenter rerun costs about what a normal one does.
     """
-    if isinstance(fig, dict):
-        from ui.figures import as_figure, prebuilt
+    from ui.figures import prebuilt
 
-        # Presenter mode restyles the figure below, so it needs the full figure object (one teacher, not the class).
-        fig = as_figure(fig) if st.session_state.get("presenter", False) else prebuilt(fig)
+    spec = fig if isinstance(fig, dict) else fig.to_dict()
     if st.session_state.get("presenter", False):
-        fig.update_layout(font=dict(size=PRESENTER_FONT_SIZE))
-        if fig.layout.height:
-            fig.update_layout(height=int(fig.layout.height * 1.2))
-        presenter_fonts(fig)
+        spec = presenter_spec(spec)
     image_format = st.session_state.get("export_format", "png")
     config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": image_format, "filename": key, "scale": 2}}
-    return st.plotly_chart(fig, key=key, config=config, **kwargs)
+    return st.plotly_chart(prebuilt(spec), key=key, config=config, **kwargs)
 
 
 def guarded_fragment(func=None, **fragment_kwargs):

@@ -4,8 +4,9 @@ Building a figure with plotly.graph_objects validates every property (5-40 ms pe
 page's rerun once the GC after each run is off); the figure's dict is what st.plotly_chart sends anyway.
 ``figure_spec(builder, *args, **kwargs)`` calls a chart builder (arrays in, go.Figure out) once per distinct
 arguments and caches ``fig.to_dict()`` with st.cache_data; ``ui.common.show_plotly`` shows such a dict without
-validating it again (``prebuilt``). Arguments must be picklable (numbers, strings, tuples, lists, dicts, NumPy
-arrays); the translated titles are arguments, so each language has its own entry.
+validating it again (``prebuilt``). Arguments are keyed by their values (``args_key``: numbers, strings, tuples,
+lists, dicts, NumPy arrays; anything else by its pickle); the translated titles are arguments, so each language has
+its own entry.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 
+import numpy as np
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
@@ -21,20 +23,72 @@ FIGURE_CACHE_ENTRIES = 128  # a few KB to ~100 KB each: bounded so a class of 40
 
 @st.cache_data(show_spinner=False, max_entries=FIGURE_CACHE_ENTRIES)
 def _figure_dict(builder_name: str, builder_version: int, args_key: str, _builder, _args: tuple, _kwargs: dict) -> dict:
-    return _builder(*_args, **_kwargs).to_dict()
+    fig = _builder(*_args, **_kwargs)
+    return fig if isinstance(fig, dict) else fig.to_dict()  # builders may return a plain figure dict (no validation)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _feed(h, obj) -> None:
+    """Feed a canonical encoding of ``obj``'s value into the hash ``h``: equal values, equal bytes, whether or not
+    parts of ``obj`` are shared (a pickle memoizes a list used twice, so its bytes differ from two equal lists)."""
+    kind = type(obj)
+    if kind in _SCALARS:
+        h.update(b"S" + repr(obj).encode("utf-8", "surrogatepass") + b"\x00")
+    elif kind in (list, tuple):
+        h.update(b"L" if kind is list else b"T")
+        h.update(len(obj).to_bytes(8, "little"))
+        if all(type(x) in _SCALARS for x in obj):  # the common case (tokens, labels): one repr, fast
+            h.update(repr(obj).encode("utf-8", "surrogatepass"))
+        else:
+            for item in obj:
+                _feed(h, item)
+        h.update(b"]")
+    elif kind is dict:
+        h.update(b"D" + len(obj).to_bytes(8, "little"))
+        for key_hash, value in sorted(((args_key(k), v) for k, v in obj.items()), key=lambda pair: pair[0]):
+            h.update(key_hash.encode())
+            _feed(h, value)
+        h.update(b"}")
+    elif isinstance(obj, np.ndarray):
+        h.update(b"A" + obj.dtype.str.encode() + repr(obj.shape).encode() + b"\x00")
+        if obj.dtype.hasobject:
+            for item in obj.ravel().tolist():
+                _feed(h, item)
+        else:
+            h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, np.generic):
+        h.update(b"N" + obj.dtype.str.encode() + b"\x00" + obj.tobytes())
+    else:  # anything else (a dataclass, a DataFrame): its pickle, with a type tag
+        h.update(b"P" + kind.__qualname__.encode() + b"\x00")
+        h.update(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def args_key(*args, **kwargs) -> str:
+    """A hash of the arguments' values: the same for equal values whether or not parts of them are shared.
+
+    NumPy arrays are keyed by dtype, shape and bytes; lists, tuples and dicts (in any key order) by their items.
+    """
+    h = hashlib.blake2b(digest_size=20)
+    _feed(h, args)
+    if kwargs:
+        _feed(h, kwargs)
+    return h.hexdigest()
 
 
 def figure_spec(builder, *args, **kwargs) -> dict:
-    """builder(*args, **kwargs) -> that go.Figure as a dict (fig.to_dict()), built once per distinct arguments.
+    """builder(*args, **kwargs) -> that go.Figure as a dict (fig.to_dict(); a builder may return the dict itself), built
+    once per distinct arguments.
 
     ``builder`` is a chart function (e.g. charts.matrix.attention_heatmap); its name and code are part of the cache
     key, so two builders never share an entry and an edited builder is rebuilt after a reload in development. The
-    arguments are keyed by a hash of their pickle (equal values, equal bytes), which is several times faster than
-    st.cache_data's own hashing of each list item and array on every rerun.
+    arguments are keyed by ``args_key`` (a hash of their values), which is several times faster than st.cache_data's
+    own hashing of each list item and array on every rerun, and (unlike a hash of their pickle) the same for equal
+    data whether or not it shares objects.
     """
-    args_key = hashlib.blake2b(pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
     return _figure_dict(builder_name=f"{builder.__module__}.{builder.__qualname__}",
-                        builder_version=hash(builder.__code__), args_key=args_key,
+                        builder_version=hash(builder.__code__), args_key=args_key(*args, **kwargs),
                         _builder=builder, _args=args, _kwargs=kwargs)
 
 
