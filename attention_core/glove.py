@@ -7,6 +7,7 @@ KeyedVectors. Nothing is downloaded.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -71,10 +72,30 @@ def load_glove(data_dir: str | Path | None = None):
     return kv
 
 
+def is_english_token(token: str) -> bool:
+    """str -> True when an English vocabulary can stand for the token: it has an ASCII or Latin-script letter or
+    digit ("cat", "café", "42"), or it is ASCII punctuation (".", "n't"). False for CJK, kana and punctuation such
+    as "。": GloVe 6B has a few such rows (it saw some foreign text), but they are not English words.
+    """
+    token = str(token)
+    if token and token.isascii():
+        return True
+    return any(ch.isalnum() and (ch.isascii() or "LATIN" in unicodedata.name(ch, "")) for ch in token)
+
+
+def non_english(tokens) -> list[str]:
+    """tokens: list[str] -> those that are not English (is_english_token False), in order, unique."""
+    return list(dict.fromkeys(t for t in tokens if not is_english_token(t)))
+
+
 def split_known(tokens, kv) -> tuple[list[str], list[str]]:
-    """tokens: list[str] -> (tokens GloVe knows, in order; tokens it does not know, in order, unique)."""
-    known = [t for t in tokens if t in kv.key_to_index]
-    unknown = list(dict.fromkeys(t for t in tokens if t not in kv.key_to_index))
+    """tokens: list[str] -> (tokens GloVe knows, in order; tokens it does not know, in order, unique).
+
+    The vectors are English: a token that is not English (is_english_token) counts as unknown even where GloVe 6B
+    happens to have a row for it (a Japanese sentence would otherwise become the lone token "。").
+    """
+    known = [t for t in tokens if t in kv.key_to_index and is_english_token(t)]
+    unknown = list(dict.fromkeys(t for t in tokens if t not in kv.key_to_index or not is_english_token(t)))
     return known, unknown
 
 

@@ -1,7 +1,6 @@
 """Lesson 5, the causal mask: scores above the diagonal become -inf, the weights turn lower-triangular.
 
-Widgets -> attention_core.causal -> charts.causal / charts.matrix -> text. Q, K, V are the token vectors times
-seeded random projections (said on the page).
+Widgets -> attention_core.causal -> charts -> text. Q, K, V = token vectors x seeded random projections (said on the page).
 """
 
 import pandas as pd
@@ -17,8 +16,8 @@ from attention_core.text import tokenize
 from charts.causal import generation_animation, leak_bars, masked_scores_heatmap
 from charts.matrix import attention_heatmap
 from ui.common import (
-    MAX_CHARS, glove_vectors, heatmap_axes, md_escape, page_header, predict_then_reveal, sentence_tokens, show_plotly,
-    show_unknown, translator, url_selectbox, what_to_try,
+    MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, page_header,
+    predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
 )
 from ui.figures import figure_spec
 
@@ -99,8 +98,7 @@ show_plotly(figure_spec(masked_scores_heatmap, res["causal"].scores, words, titl
                         value_label=t("causal.score_label"), masked_note=t("causal.masked_note"),
                         axis_titles=heatmap_axes(t)), key="causal_scores_fig")
 st.caption(t("causal.scores_caption", masked=facts["masked"], total=n * n))
-st.download_button(t("causal.download"), csv_text(tuple(words), X, seed), file_name="causal_mask_matrices.csv",
-                   mime="text/csv", key="causal_download", icon=":material/download:")
+csv_download(t("causal.download"), csv_text(tuple(words), X, seed), "causal_mask_matrices.csv", "causal_download")
 
 # --- 2. bidirectional vs causal weights, behind the prediction ------------------------------------------------
 st.subheader(t("causal.matrices_header"))
@@ -121,12 +119,12 @@ if predict_then_reveal(t, S, 4, 1, key="causal_predict"):
         st.caption(t("causal.matrices_caption_one"))
 
 # --- 3. generation (a fragment: moving its slider redraws only this part) ---------------------------------------
-@st.fragment
+@guarded_fragment
 def generation_section(X, words: list, safe: list, seed: int, first_self: float):
     n = len(words)
     st.subheader(t("causal.generation_header"))
     if n > 1:
-        generated = st.slider(t("causal.generated_label"), 1, n, n, key="causal_generated", bind="query-params")
+        generated = bounded_slider(t("causal.generated_label"), 1, n, n, key="causal_generated", bind="query-params")
     else:
         generated = 1
         st.caption(t("causal.one_token"))
@@ -144,7 +142,7 @@ def generation_section(X, words: list, safe: list, seed: int, first_self: float)
 
 
 # --- 4. leak test (a fragment too) -----------------------------------------------------------------------------
-@st.fragment
+@guarded_fragment
 def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
     n = len(words)
     st.subheader(t("causal.leak_header"))
@@ -152,8 +150,8 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
         st.caption(t("causal.leak_intro"))
     l1, l2, l3 = st.columns(3, gap="medium")
     with l1:
-        j = 0 if n == 1 else st.slider(t("causal.leak_pos"), 1, n, (n + 1) // 2, key="causal_leak_pos",
-                                       bind="query-params") - 1
+        j = 0 if n == 1 else bounded_slider(t("causal.leak_pos"), 1, n, (n + 1) // 2, key="causal_leak_pos",
+                                            bind="query-params") - 1
         st.caption(f"{j + 1}: {safe[j]}")
     how = url_selectbox(t("causal.leak_how"), ["word", "random"], "causal_leak_how", widget=l2.radio, horizontal=True,
                         format_func=lambda k: t(f"causal.leak_how_{k}"))
@@ -183,6 +181,9 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
         st.warning(t("causal.leak_not_exact", j=j + 1, max=repr(result.max_change_before("causal"))))
     st.markdown(t("causal.leak_after", j=j + 1, changed=result.rows_changed("causal", j), total=n - j))
     st.markdown(t("causal.leak_bi", changed=result.rows_changed("bidirectional"), n=n, j=j + 1))
+    if j > 0:  # the row that must predict token j: it sees the answer without the mask, never with it
+        st.markdown(t("causal.leak_cheat", i=j, j=j + 1, bi=f"{result.row_change['bidirectional'][j - 1]:.3g}",
+                      causal=repr(float(result.row_change["causal"][j - 1]))))
     table = pd.DataFrame({
         t("causal.col_position"): list(range(1, n + 1)),
         t("causal.col_token"): words,
@@ -191,8 +192,7 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
         t("causal.col_exact"): result.rows_unchanged("causal").tolist(),
     })
     st.dataframe(table, hide_index=True)
-    st.download_button(t("causal.download_leak"), table.to_csv(index=False).encode("utf-8"), mime="text/csv",
-                       file_name="causal_leak_test.csv", key="causal_leak_csv", on_click="ignore", icon=":material/download:")
+    csv_download(t("causal.download_leak"), table, "causal_leak_test.csv", "causal_leak_csv")
 
 
 generation_section(X, words, safe, seed, facts["first_self"])

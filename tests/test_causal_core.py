@@ -220,3 +220,21 @@ def test_glove_vectors_work_too(glove):
     result = leak_test(X, 8, embed(["dog"], glove)[0][0], 0)
     assert np.all(result.delta["causal"][:8] == 0.0)
     assert result.rows_changed("bidirectional") == len(WORDS)
+
+
+@pytest.mark.parametrize("use_glove", [True, False])
+def test_without_the_mask_row_i_sees_token_i_plus_1_with_it_never(use_glove, glove):
+    """The page's claim (issue 12 item 4): training without the mask would be cheating. At the page's defaults
+    (GloVe or random vectors, seed 0, the replacement word "dog") changing token i+1 moves output row i when there is
+    no mask, and leaves it bit-for-bit unchanged under the causal mask, for every i."""
+    from attention_core.glove import embed
+
+    if use_glove:
+        X, new = embed(WORDS, glove)[0], embed(["dog"], glove)[0][0]
+    else:
+        X, new = random_word_vectors(WORDS, RANDOM_DIM, 0), random_word_vectors(["dog"], RANDOM_DIM, 0)[0]
+    for j in range(1, len(WORDS)):
+        result = leak_test(X, j, new, 0)
+        assert result.row_change["bidirectional"][j - 1] > 1e-6, j  # row j-1 (predicting token j) sees token j
+        assert result.row_change["causal"][j - 1] == 0.0, j  # exactly, with the mask
+        assert np.all(result.delta["causal"][:j] == 0.0)  # every row before j: exactly unchanged (the KV cache)

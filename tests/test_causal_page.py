@@ -240,3 +240,98 @@ def test_long_preset_and_link_state():
     answer(at, 3)
     assert at.warning, "a wrong answer is told so, with the reason"
     check_figures(at)
+
+
+def _sliders_valid(at):
+    n_tokens = None
+    for key in ("causal_generated", "causal_leak_pos"):
+        found = [s for s in at.slider if s.key == key]
+        if found:
+            s = found[0]
+            assert s.min <= s.value <= s.max, (key, s.value, s.max)
+            n_tokens = s.max
+    return n_tokens
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_sentence_long_short_one_word_long_in_one_session(lang):
+    """Issue 13 item 1: the sliders follow the sentence (presets and typed text), never StreamlitValueAboveMaxError."""
+    at = open_page(lang)
+    answer(at)
+    at.selectbox(key="causal_preset").set_value("bank").run()
+    assert_clean(at)
+    n_bank = len(tokenize("She went to the bank to deposit money before walking along the river bank"))
+    at.slider(key="causal_generated").set_value(n_bank).run()
+    at.slider(key="causal_leak_pos").set_value(n_bank).run()
+    assert_clean(at)
+    at.selectbox(key="causal_preset").set_value("cat_mat").run()  # shorter: the sliders clamp to its length
+    assert_clean(at)
+    n_cat = len(tokenize("The cat sat on the mat and it looked very happy"))
+    assert _sliders_valid(at) == n_cat
+    assert at.slider(key="causal_generated").value == n_cat and at.slider(key="causal_leak_pos").value == n_cat
+    at.selectbox(key="causal_preset").set_value("long_memory").run()
+    assert_clean(at)
+    at.slider(key="causal_generated").set_value(30).run()
+    at.slider(key="causal_leak_pos").set_value(30).run()
+    use_text(at, "Hi")  # one word: no sliders at all
+    assert not [s for s in at.slider if s.key in ("causal_generated", "causal_leak_pos")]
+    use_text(at, "Hi there")
+    assert _sliders_valid(at) == 2
+    use_text(at, "the dog did not jump over the fence because it was too tired and sleepy")
+    assert _sliders_valid(at) == 15
+    at.slider(key="causal_generated").set_value(15).run()
+    at.selectbox(key="causal_preset").set_value("animal_tired").run()
+    assert_clean(at)
+    assert _sliders_valid(at) == N
+    check_figures(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_japanese_text_says_the_vectors_are_english_only(lang):
+    """Issue 13 item 10: Japanese typed into a GloVe page draws nothing of "。" and says the vectors are English-only."""
+    at = open_page(lang)
+    use_text(at, "猫がマットの上に座った。")
+    assert not plotly_figures(at), "no chart of 。"
+    note = " ".join(i.value for i in at.info)
+    assert ("English-only" in note) if lang == "en" else ("英語専用" in note)
+    assert "。" in note
+    use_text(at, "the cat 猫 sat 。")
+    assert_clean(at)
+    assert "猫" in " ".join(i.value for i in at.info)
+    assert _sliders_valid(at) == 3
+
+
+def recorded_downloads(monkeypatch):
+    """Make AppTest keep every media file it stores: {url: bytes}."""
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files = {}
+
+    class Recording(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
+            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
+            files[self.get_url(file_id)] = path_or_data
+            return file_id
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+    return files
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_csv_downloads_have_a_bom_and_the_right_headers(lang, monkeypatch):
+    """Issue 13 item 8: UTF-8 with a BOM; the matrices keep English snake_case headers, the leak table is translated."""
+    files = recorded_downloads(monkeypatch)
+    at = open_page(lang)
+    buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}
+    assert set(buttons) == {"causal_download", "causal_leak_csv"}
+    for data in buttons.values():
+        assert data.startswith(b"\xef\xbb\xbf")
+    matrices = buttons["causal_download"].decode("utf-8-sig").splitlines()
+    assert matrices[0] == "matrix,query_position,query_token,key_position,key_token,value"
+    leak_header = buttons["causal_leak_csv"].decode("utf-8-sig").splitlines()[0]
+    if lang == "ja":
+        assert "位置" in leak_header or "トークン" in leak_header
+        assert not any(w in leak_header for w in ("position", "token"))
+    else:
+        assert leak_header.startswith("position,token,")

@@ -127,9 +127,17 @@ def heatmap_axes(t: Translator) -> tuple[str, str]:
 
 
 def show_unknown(t: Translator, unknown: list[str]) -> None:
-    """A visible note listing the words GloVe does not know (they are left out)."""
-    if unknown:
-        st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in unknown)))
+    """A visible note listing the words GloVe does not know (they are left out); tokens that are not English
+    (Japanese, "。") get a plain note that the vectors are English-only."""
+    from attention_core.glove import non_english
+
+    foreign = set(non_english(unknown))
+    english = [w for w in unknown if w not in foreign]
+    if english:
+        st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in english)))
+    if foreign:
+        st.info(t("glove.english_only", words=", ".join(md_escape(w) for w in unknown if w in foreign)),
+                icon=":material/translate:")
 
 
 URL_NONE = "none"  # how url_selectbox writes "nothing chosen" (allow_none=True) in a link
