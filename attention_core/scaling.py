@@ -202,3 +202,37 @@ def table_standard_errors(table: dict[str, np.ndarray]) -> dict[str, float]:
         "entropy": worst([f"entropy_{t}_se" for t in tags]),
         "var_ratio": worst(["var_ratio_se"]),
     }
+
+
+# The same knob in a language model: the sampling temperature. Hand-designed next-word scores (logits) for one
+# prompt; the page names the words (locales) and says plainly that the scores are made up for the example.
+NEXT_WORD_SCORES = (3.0, 2.2, 1.6, 0.9, -0.3, -1.5)
+SAMPLE_COUNT = 12  # next words drawn per temperature (the same uniform numbers at every temperature)
+
+
+def temperature_probabilities(scores, temperatures) -> np.ndarray:
+    """scores: (n,), temperatures: (t,) -> (t, n) softmax(scores / tau) for each tau (rows sum to 1)."""
+    s = np.asarray(scores, dtype=np.float64)
+    taus = np.asarray(temperatures, dtype=np.float64).reshape(-1, 1)
+    if np.any(~(taus > 0)):
+        raise ValueError(f"temperatures must be positive, got {temperatures!r}")
+    return softmax(s[None, :] / taus)
+
+
+def sample_from_uniforms(p, u) -> np.ndarray:
+    """p: (..., n) probability rows, u: (m,) numbers in [0, 1) -> (..., m) indices drawn by the inverse CDF.
+
+    The same u at every row (common random numbers): a sharper row changes a draw only where it must.
+    """
+    cdf = np.cumsum(np.asarray(p, dtype=np.float64), axis=-1)
+    u = np.asarray(u, dtype=np.float64)
+    flat = cdf.reshape(-1, cdf.shape[-1])
+    idx = np.stack([np.searchsorted(row, u * row[-1], side="right") for row in flat])
+    return np.minimum(idx, cdf.shape[-1] - 1).reshape(*cdf.shape[:-1], u.size)
+
+
+def sampling_sweep(scores, temperatures, n_samples: int, seed: SeedLike) -> dict[str, np.ndarray]:
+    """scores: (n,), temperatures: (t,) -> {"probs": (t, n), "entropy": (t,), "samples": (t, n_samples) indices}."""
+    probs = temperature_probabilities(scores, temperatures)
+    u = as_generator(seed).random(int(n_samples))
+    return {"probs": probs, "entropy": entropy(probs), "samples": sample_from_uniforms(probs, u)}

@@ -1,142 +1,235 @@
-"""Charts of the scaling lesson: the score histogram with its normal curve, the sweep over d, the d animation."""
+"""Charts of the scaling lesson: the score histogram with its normal curve, the sweep over d, the d animation,
+and the sampling temperature of a language model.
+
+Each builder returns a plain figure dict, written out as Plotly's own ``go.Figure(...).to_dict()`` would be
+(tests/test_scaling_charts.py validates each one with go.Figure and compares the JSON): building a dict costs
+~1 ms, building and validating the same go.Figure 10-40 ms, on every cache miss. No Streamlit here.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+import copy
+import functools
 
-from charts.bars import weight_bars
+import numpy as np
+import plotly.io as pio
+from _plotly_utils.utils import convert_to_base64
+
 from charts.style import ACCENT, SECOND, THIRD, base_layout
 
 UNSCALED_COLOUR = ACCENT  # Okabe-Ito orange: q . k as it is
 SCALED_COLOUR = SECOND  # Okabe-Ito blue: q . k / sqrt(d)
+PANEL_TITLE_FONT = 16
+SAMPLES_PER_LINE = 6
+
+
+@functools.lru_cache(maxsize=4)
+def _template_json(name: str) -> dict:
+    import plotly.graph_objects as go  # only once per template: what a go.Figure puts in layout.template
+
+    return go.Figure().to_dict()["layout"]["template"]
+
+
+def _figure(data: list, layout: dict, frames: list | None = None) -> dict:
+    """Traces and layout -> a figure dict as go.Figure.to_dict() gives it (template filled in, arrays as base64)."""
+    layout = {**layout, "template": copy.deepcopy(_template_json(str(pio.templates.default)))}
+    fig = {"data": data, "layout": layout}
+    if frames is not None:
+        fig["frames"] = frames
+    convert_to_base64(fig)
+    return fig
+
+
+def _layout(title: str | None, height: int, /, **extra) -> dict:
+    layout = base_layout(title, height)
+    if not layout["title"]:
+        del layout["title"]  # as validation drops an empty title
+    return {**layout, **extra}
+
+
+def _f64(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
 
 
 def score_histogram(edges, density, counts, curve_x, curve_y, x_title: str, y_title: str,
-                    bars_name: str, curve_name: str, title: str | None = None, height: int = 380) -> go.Figure:
+                    bars_name: str, curve_name: str, title: str | None = None, height: int = 380) -> dict:
     """edges: (b+1,), density/counts: (b,), curve_x/curve_y: (m,) -> density bars with a curve over them."""
-    edges = np.asarray(edges, dtype=np.float64)
-    centres = (edges[:-1] + edges[1:]) / 2
-    fig = go.Figure()
-    fig.add_bar(
-        x=centres, y=np.asarray(density, dtype=np.float64), width=np.diff(edges), name=bars_name,
-        marker_color=SECOND, opacity=0.75,
-        customdata=np.column_stack([edges[:-1], edges[1:], np.asarray(counts)]),
+    edges = _f64(edges)
+    bars = dict(
+        type="bar", x=(edges[:-1] + edges[1:]) / 2, y=_f64(density), width=np.diff(edges), name=bars_name,
+        marker=dict(color=SECOND), opacity=0.75,
+        customdata=np.column_stack([edges[:-1], edges[1:], np.asarray(counts)]).astype(np.float64),
         hovertemplate="%{customdata[0]:.4g} … %{customdata[1]:.4g}<br>n = %{customdata[2]:d}"
                       f"<br>{y_title} = %{{y:.4g}}<extra></extra>",
     )
-    fig.add_scatter(
-        x=np.asarray(curve_x, dtype=np.float64), y=np.asarray(curve_y, dtype=np.float64), mode="lines",
-        name=curve_name, line=dict(color=ACCENT, width=3),
-        hovertemplate=f"z = %{{x:.4g}}<br>{y_title} = %{{y:.4g}}<extra></extra>",
-    )
-    fig.update_layout(**base_layout(title, height), bargap=0, xaxis=dict(title=x_title, tickformat="~g"),
-                      yaxis=dict(title=y_title, tickformat="~g"),
-                      legend=dict(x=0.99, xanchor="right", y=0.98, yanchor="top", bgcolor="rgba(0,0,0,0)"))
-    return fig
+    curve = dict(type="scatter", x=_f64(curve_x), y=_f64(curve_y), mode="lines", name=curve_name,
+                 line=dict(color=ACCENT, width=3), hovertemplate=f"z = %{{x:.4g}}<br>{y_title} = %{{y:.4g}}<extra></extra>")
+    return _figure([bars, curve], _layout(
+        title, height, bargap=0, xaxis=dict(title=dict(text=x_title), tickformat="~g"),
+        yaxis=dict(title=dict(text=y_title), tickformat="~g"),
+        legend=dict(x=0.99, xanchor="right", y=0.98, yanchor="top", bgcolor="rgba(0,0,0,0)")))
 
 
-def weights_on_unit_axis(labels, weights, title: str, value_label: str) -> go.Figure:
-    """labels: (n,), weights: (n,) -> charts.bars.weight_bars with the largest bar highlighted and y fixed to [0, 1].
+def weights_on_unit_axis(labels, weights, title: str, value_label: str, height: int = 360) -> dict:
+    """labels: (n,), weights: (n,) -> the bars of charts.bars.weight_bars, the largest in the accent colour, y on [0, 1.1].
 
     A fixed axis keeps a flat row and a one-hot row visibly different as the controls move.
     """
-    w = np.asarray(weights, dtype=np.float64)
-    fig = weight_bars(labels, w, title=title, highlight=int(np.argmax(w)), value_label=value_label)
-    fig.update_yaxes(range=[0, 1.1])
-    return fig
+    w = _f64(weights)
+    top = int(np.argmax(w))
+    positions = [str(i) for i in range(w.size)]
+    bar = dict(type="bar", x=positions, y=w, marker=dict(color=[ACCENT if i == top else SECOND for i in range(w.size)]),
+               customdata=[str(x) for x in labels], hovertemplate=f"%{{customdata}}<br>{value_label} = %{{y:.4f}}<extra></extra>",
+               text=[f"{v:.3f}" for v in w], textposition="outside", cliponaxis=False)
+    return _figure([bar], _layout(
+        title, height, showlegend=False,
+        xaxis=dict(type="category", tickvals=positions, ticktext=[str(x) for x in labels]),
+        yaxis=dict(title=dict(text=value_label), rangemode="tozero", range=[0, 1.1])))
 
 
-def sweep_figure(table: dict, labels: dict[str, str], n_keys: int, height: int = 640) -> go.Figure:
-    """sweep_table columns -> 2 x 2 panels against d (log axis): variance, largest weight, entropy, ||J||_F.
+def _stacked_panels(titles, height: int, gap: float, top: int, bottom: int) -> dict:
+    """Axes for len(titles) panels stacked in one column, each titled at its top left (no overlap at any width)."""
+    n = len(titles)
+    plot_px = height - top - bottom
+    gap_frac = gap / plot_px if plot_px > 0 else 0.1
+    span = (1.0 - gap_frac * (n - 1)) / n
+    layout, notes = {}, []
+    for i, text in enumerate(titles):
+        lo = 1.0 - (i + 1) * span - i * gap_frac
+        hi = lo + span
+        suffix = "" if i == 0 else str(i + 1)
+        layout[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=[0.0, 1.0])
+        layout[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[max(lo, 0.0), min(hi, 1.0)])
+        notes.append(dict(text=text, x=0.0, xanchor="left", xref="paper", y=min(hi, 1.0), yanchor="bottom",
+                          yref="paper", showarrow=False, font=dict(size=PANEL_TITLE_FONT)))
+    layout["annotations"] = notes
+    return layout
+
+
+def sweep_figure(table: dict, labels: dict[str, str], n_keys: int, height: int = 1040) -> dict:
+    """sweep_table columns -> 4 panels stacked against d (log axis): variance, largest weight, entropy, ||J||_F.
 
     ``labels`` keys: var, max, entropy, jacobian (panel titles), unscaled, scaled, line_d, line_1, uniform, d;
-    ``n_keys`` places the "all keys equal" references (1 / n and ln n).
+    ``n_keys`` places the "all keys equal" references (1 / n and ln n). One column: the titles never overlap.
     """
-    d = np.asarray(table["d"], dtype=np.float64)
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[labels[k] for k in ("var", "max", "entropy", "jacobian")],
-                        horizontal_spacing=0.1, vertical_spacing=0.16)
+    d = _f64(table["d"])
+    layout = _layout(None, height, margin=dict(l=60, r=20, t=40, b=150),
+                     legend=dict(orientation="h", yanchor="bottom", y=0, x=0, yref="container"))
+    layout |= _stacked_panels([labels[k] for k in ("var", "max", "entropy", "jacobian")], height, 90, 40, 150)
+    data = []
 
-    def series(name, y, se, colour, row, col, show=False):
-        fig.add_scatter(
-            x=d, y=np.asarray(y, dtype=np.float64), mode="lines+markers", name=name, legendgroup=name,
-            showlegend=show, line=dict(color=colour), marker=dict(size=8),
-            customdata=np.asarray(se, dtype=np.float64),
-            hovertemplate=f"{name}<br>d = %{{x}}<br>%{{y:.4f}} ± %{{customdata:.4f}} (SE)<extra></extra>",
-            row=row, col=col,
-        )
+    def axes(panel):
+        return {} if panel == 1 else dict(xaxis=f"x{panel}", yaxis=f"y{panel}")
 
-    def reference(name, y, row, col, dash, show):
-        fig.add_scatter(x=d, y=np.asarray(y, dtype=np.float64), mode="lines", name=name, legendgroup=name,
-                        showlegend=show, line=dict(color=THIRD, dash=dash),
-                        hovertemplate=f"{name}: %{{y:.4g}}<extra></extra>", row=row, col=col)
+    def series(name, y, se, colour, panel, show=False):
+        data.append(dict(type="scatter", x=d, y=_f64(y), mode="lines+markers", name=name, legendgroup=name,
+                         showlegend=show, line=dict(color=colour), marker=dict(size=8), customdata=_f64(se),
+                         hovertemplate=f"{name}<br>d = %{{x}}<br>%{{y:.4f}} ± %{{customdata:.4f}} (SE)<extra></extra>",
+                         **axes(panel)))
 
-    reference(labels["line_d"], d, 1, 1, "dot", True)
-    reference(labels["line_1"], np.ones_like(d), 1, 1, "dash", True)
-    series(labels["unscaled"], table["var_qk"], table["var_qk_se"], UNSCALED_COLOUR, 1, 1, show=True)
-    series(labels["scaled"], table["var_ratio"], table["var_ratio_se"], SCALED_COLOUR, 1, 1, show=True)
-    reference(labels["uniform"], np.full_like(d, 1.0 / n_keys), 1, 2, "dashdot", True)
-    reference(labels["uniform"], np.full_like(d, np.log(n_keys)), 2, 1, "dashdot", False)
-    for (row, col), name in (((1, 2), "max"), ((2, 1), "entropy"), ((2, 2), "jacobian")):
-        series(labels["unscaled"], table[f"{name}_unscaled"], table[f"{name}_unscaled_se"], UNSCALED_COLOUR, row, col)
-        series(labels["scaled"], table[f"{name}_scaled"], table[f"{name}_scaled_se"], SCALED_COLOUR, row, col)
-    ticks = dict(type="log", tickvals=list(d), ticktext=[str(int(x)) for x in d], title_text=labels["d"])
-    for row in (1, 2):
-        for col in (1, 2):
-            fig.update_xaxes(**ticks, row=row, col=col)
-    fig.update_yaxes(type="log", row=1, col=1)
-    fig.update_yaxes(range=[0, 1.05], row=1, col=2)
-    fig.update_yaxes(rangemode="tozero", row=2, col=1)
-    fig.update_yaxes(rangemode="tozero", row=2, col=2)
-    fig.update_layout(**base_layout(None, height), legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
-    return fig
+    def reference(name, y, panel, dash, show):
+        data.append(dict(type="scatter", x=d, y=_f64(y), mode="lines", name=name, legendgroup=name, showlegend=show,
+                         line=dict(color=THIRD, dash=dash), hovertemplate=f"{name}: %{{y:.4g}}<extra></extra>",
+                         **axes(panel)))
+
+    reference(labels["line_d"], d, 1, "dot", True)
+    reference(labels["line_1"], np.ones_like(d), 1, "dash", True)
+    series(labels["unscaled"], table["var_qk"], table["var_qk_se"], UNSCALED_COLOUR, 1, show=True)
+    series(labels["scaled"], table["var_ratio"], table["var_ratio_se"], SCALED_COLOUR, 1, show=True)
+    reference(labels["uniform"], np.full_like(d, 1.0 / n_keys), 2, "dashdot", True)
+    reference(labels["uniform"], np.full_like(d, np.log(n_keys)), 3, "dashdot", False)
+    for panel, name in ((2, "max"), (3, "entropy"), (4, "jacobian")):
+        series(labels["unscaled"], table[f"{name}_unscaled"], table[f"{name}_unscaled_se"], UNSCALED_COLOUR, panel)
+        series(labels["scaled"], table[f"{name}_scaled"], table[f"{name}_scaled_se"], SCALED_COLOUR, panel)
+    for panel in range(1, 5):
+        suffix = "" if panel == 1 else str(panel)
+        layout[f"xaxis{suffix}"] |= dict(type="log", tickvals=list(d), ticktext=[str(int(x)) for x in d],
+                                         **(dict(title=dict(text=labels["d"])) if panel == 4 else {}))
+    layout["yaxis"] |= dict(type="log")
+    layout["yaxis2"] |= dict(range=[0, 1.05])
+    layout["yaxis3"] |= dict(rangemode="tozero")
+    layout["yaxis4"] |= dict(rangemode="tozero")
+    return _figure(data, layout)
 
 
 def weights_animation(dims, unscaled, scaled, key_labels, titles: tuple[str, str], y_title: str,
-                      play: str, pause: str, frame_label: str = "d = ", height: int = 420) -> go.Figure:
-    """dims: (m,), unscaled/scaled: (m, n) weights per d -> side-by-side bars with one Plotly frame per d.
+                      play: str, pause: str, frame_label: str = "d = ", height: int = 560) -> dict:
+    """dims: (m,), unscaled/scaled: (m, n) weights per d -> two stacked bar panels, one Plotly frame per d.
 
     The play button animates through the frames; the slider under the figure shows (and picks) the current d.
+    The panels are stacked, each titled at its top left, so no title overlaps or is cut on a phone or a projector;
+    the play/pause buttons sit at the top right, the slider (its current d at the left) under the lower panel.
     """
-    unscaled = np.asarray(unscaled, dtype=np.float64)
-    scaled = np.asarray(scaled, dtype=np.float64)
+    unscaled, scaled = _f64(unscaled), _f64(scaled)
     x = list(range(unscaled.shape[1]))
     names = [f"{frame_label}{int(d)}" for d in dims]
     hover = f"%{{customdata}}<br>{y_title} = %{{y:.4f}}<extra></extra>"
 
-    def bars(w_u, w_s):  # plain dicts: Plotly validates each bar once, in the figure (go.Bar here would be twice)
-        return [dict(type="bar", x=x, y=w_u, marker_color=UNSCALED_COLOUR, customdata=list(key_labels),
-                     hovertemplate=hover, text=[f"{v:.2f}" for v in w_u], textposition="outside", cliponaxis=False),
-                dict(type="bar", x=x, y=w_s, marker_color=SCALED_COLOUR, customdata=list(key_labels),
-                     hovertemplate=hover, text=[f"{v:.2f}" for v in w_s], textposition="outside", cliponaxis=False,
-                     xaxis="x2", yaxis="y2")]
+    def bars(w_u, w_s):
+        return [dict(type="bar", x=x, y=w, marker=dict(color=colour), customdata=list(key_labels),
+                     hovertemplate=hover, text=[f"{v:.2f}" for v in w], textposition="outside", cliponaxis=False,
+                     xaxis=axis_x, yaxis=axis_y)
+                for w, colour, axis_x, axis_y in ((w_u, UNSCALED_COLOUR, "x", "y"), (w_s, SCALED_COLOUR, "x2", "y2"))]
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.08)
-    first = bars(unscaled[0], scaled[0])
-    fig.add_trace(first[0], row=1, col=1)
-    fig.add_trace(first[1], row=1, col=2)
-    fig.frames = [go.Frame(data=bars(u, s), traces=[0, 1], name=name)
-                  for u, s, name in zip(unscaled, scaled, names)]
     step_args = dict(mode="immediate", frame=dict(duration=700, redraw=True), transition=dict(duration=300))
-    fig.update_layout(
-        **base_layout(None, height),
-        showlegend=False,
+    layout = _layout(None, height, showlegend=False, margin=dict(l=60, r=30, t=56, b=110))
+    layout |= _stacked_panels(list(titles), height, 60, 56, 110)
+    layout |= dict(
         updatemenus=[dict(
-            type="buttons", direction="left", x=0, y=-0.16, xanchor="left", yanchor="top", showactive=False,
-            pad=dict(t=0, r=10), buttons=[
+            type="buttons", direction="left", x=1, y=1, xanchor="right", yanchor="bottom",
+            showactive=False, pad=dict(t=0, r=0, b=6, l=0), buttons=[
                 dict(label=play, method="animate", args=[None, dict(fromcurrent=True, **step_args)]),
                 dict(label=pause, method="animate", args=[[None], dict(mode="immediate", frame=dict(duration=0))]),
             ],
         )],
         sliders=[dict(
-            active=0, x=0.22, len=0.78, y=-0.1, yanchor="top", pad=dict(t=0),
-            currentvalue=dict(prefix="", visible=True, xanchor="right", font=dict(size=16)),
+            active=0, x=0, len=1.0, y=-0.08, yanchor="top", pad=dict(t=0, b=0),
+            currentvalue=dict(prefix="", visible=True, xanchor="left", font=dict(size=16)),
             steps=[dict(label=name, method="animate", args=[[name], step_args]) for name in names],
         )],
     )
-    for col in (1, 2):
-        fig.update_xaxes(tickvals=x, ticktext=list(key_labels), row=1, col=col)
-        fig.update_yaxes(range=[0, 1.12], title_text=y_title if col == 1 else None, row=1, col=col)
-    fig.update_layout(margin=dict(b=130))
-    return fig
+    for axis in ("xaxis", "xaxis2"):
+        layout[axis] |= dict(tickvals=x, ticktext=list(key_labels))
+    layout["yaxis"] |= dict(range=[0, 1.15], title=dict(text=y_title))
+    layout["yaxis2"] |= dict(range=[0, 1.15], title=dict(text=y_title))
+    frames = [dict(data=bars(u, s), traces=[0, 1], name=name) for u, s, name in zip(unscaled, scaled, names)]
+    return _figure(bars(unscaled[0], scaled[0]), layout, frames)
+
+
+def temperature_sampling(words, probs, temperatures, samples, entropies, start: int, titles: dict[str, str],
+                         height: int = 520) -> dict:
+    """words: (n,), probs: (t, n), temperatures: (t,), samples: (t, m) word indices, entropies: (t,) -> bars of
+    the next-word probabilities with a slider over tau (answered in the browser: one Plotly frame per tau).
+
+    ``titles`` keys: title (with {tau}, {h}, {m} and {samples} placeholders), y, slider; ``start`` is the first frame.
+    The drawn words go into the title, SAMPLES_PER_LINE to a line, so a phone shows them all.
+    """
+    probs = _f64(probs)
+    words = [str(w) for w in words]
+
+    def frame_title(i):
+        drawn = "<br>".join(" ".join(words[j] for j in samples[i][k:k + SAMPLES_PER_LINE])
+                            for k in range(0, len(samples[i]), SAMPLES_PER_LINE))
+        return titles["title"].format(tau=f"{temperatures[i]:g}", h=f"{entropies[i]:.2f}", samples=drawn, m=len(samples[i]))
+
+    def bar(i):
+        p = probs[i]
+        top = int(np.argmax(p))
+        return dict(type="bar", x=words, y=p, marker=dict(color=[ACCENT if j == top else SECOND for j in range(p.size)]),
+                    text=[f"{100 * v:.1f}%" for v in p], textposition="outside", cliponaxis=False,
+                    hovertemplate=f"%{{x}}<br>{titles['y']} = %{{y:.4f}}<extra></extra>")
+
+    names = [f"{t:g}" for t in temperatures]
+    step_args = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    layout = _layout(None, height, showlegend=False, margin=dict(l=60, r=30, t=130, b=110),
+                     title=dict(text=frame_title(start), x=0, xanchor="left", xref="paper", font=dict(size=15)),
+                     xaxis=dict(type="category"),
+                     yaxis=dict(title=dict(text=titles["y"]), range=[0, 1.12], tickformat=".0%"),
+                     sliders=[dict(active=int(start), x=0, len=1.0, y=-0.12, yanchor="top", pad=dict(t=0, b=0),
+                                   currentvalue=dict(prefix=titles["slider"], visible=True, xanchor="left",
+                                                     font=dict(size=16)),
+                                   steps=[dict(label=name, method="animate", args=[[name], step_args])
+                                          for name in names])])
+    frames = [dict(data=[bar(i)], traces=[0], name=name, layout=dict(title=dict(text=frame_title(i))))
+              for i, name in enumerate(names)]
+    return _figure([bar(start)], layout, frames)

@@ -56,7 +56,7 @@ def set_controls(at, d, scale, tau, keys, seed):
 def test_default_view_renders_clean(lang):
     at = run_page(PAGE, lang)
     assert_clean(at)
-    assert len(plotly_figures(at)) == 3  # histogram, weights, animation (the table waits for a prediction)
+    assert len(plotly_figures(at)) == 4  # histogram, weights, animation, sampling (the table waits for a prediction)
     assert not at.dataframe and not at.get("download_button")
     assert at.select_slider(key="scaling_d").value == 64 and at.toggle(key="scaling_scale").value is True
     assert at.slider(key="scaling_keys").value == 8
@@ -79,7 +79,7 @@ def test_extremes_stay_finite_and_show_the_core_numbers(d, scale, tau, keys, see
     at = set_controls(run_page(PAGE), d, scale, tau, keys, seed)
     assert_clean(at)
     assert_all_finite(at)
-    hist, bars, anim = plotly_figures(at)
+    hist, bars, anim, _sampling = plotly_figures(at)
     # Histogram: a density (area 1) under a normal curve whose peak is 1 / sqrt(2 pi var), var = d / tau^2 or 1 / tau^2.
     widths, density = decode_array(hist["data"][0]["width"]), decode_array(hist["data"][0]["y"])
     assert np.sum(widths * density) == pytest.approx(1.0)
@@ -121,8 +121,8 @@ def test_prediction_reveals_the_table_and_its_chart(lang):
     assert np.all(np.abs(df.iloc[:, 2] - 1) < 0.05)  # var(q.k / sqrt d) = 1 at every d
     assert at.get("download_button")
     figs = plotly_figures(at)
-    assert len(figs) == 4
-    sweep = figs[2]
+    assert len(figs) == 5
+    sweep = figs[3]
     assert len(sweep["data"]) >= 10
     assert_all_finite(at)
 
@@ -142,4 +142,4 @@ def test_presenter_mode_hides_the_long_texts():
     assert_clean(at)
     assert not any("At small d" in c.value for c in at.caption)
     assert not any("Take a query" in m.value for m in at.markdown)
-    assert len(plotly_figures(at)) == 3
+    assert len(plotly_figures(at)) == 4
