@@ -1,14 +1,16 @@
-"""`python -m bench`: cold start, one student per page, and N concurrent students, against real servers.
+"""`python -m bench`: cold start, one student per page, cache misses, a guided class and N concurrent students.
 
-    .venv/bin/python -m bench                                   # the full run (40 students, 60 s)
-    .venv/bin/python -m bench --students 3 --duration 10        # a short check
-    .venv/bin/python -m bench --pages scaling,glove --phases single
+    .venv/bin/python -m bench --phases miss,guided,load         # issue 11's run (~10 minutes)
+    .venv/bin/python -m bench                                   # every phase
+    .venv/bin/python -m bench --phases load --students 3 --duration 10   # a short check
+    .venv/bin/python -m bench --pages scaling,glove --phases miss --miss-rounds 3
     .venv/bin/python -m bench --server-option runner.postScriptGC=true   # the old default, to compare
 
 It starts `streamlit run bench/empty_app.py` and `streamlit run streamlit_app.py` on free loopback
-ports (one after the other, never both under load), drives them through Streamlit's websocket
-protocol (bench/protocol.py), and writes bench/results/<time>/results.json and summary.md, plus
-bench/results/latest.json and latest.md. See docs/performance.md.
+ports (one after the other, never two at once; the miss passes and the guided class each get a fresh
+server), drives them through Streamlit's websocket protocol (bench/protocol.py), and writes
+bench/results/<time>/results.json and summary.md, plus bench/results/latest.json and latest.md.
+See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench import load, report
-from bench.server import APP_SCRIPT, EMPTY_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer
+from bench import guided, load, miss, report
+from bench.server import APP_SCRIPT, EMPTY_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer, read_proc_cpu_s
 
-PHASES = ("cold", "single", "load")
+PHASES = ("cold", "single", "miss", "guided", "load")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -42,6 +44,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--phases", default=",".join(PHASES), help=f"which of {','.join(PHASES)} to run")
     ap.add_argument("--reruns", type=int, default=30, help="single user: reruns at default settings per page")
     ap.add_argument("--interactions", type=int, default=30, help="single user: widget changes per page")
+    ap.add_argument("--miss-rounds", type=int, default=4,
+                    help="miss phase: unseen values per widget and page, in each of the two passes (default 4)")
+    ap.add_argument("--long-actions", default="glove_train",
+                    help="miss phase: widget keys of explicitly long actions, held to 2 s instead of 150 ms")
+    ap.add_argument("--guided-file", default=str(guided.GUIDED_FILE), help="guided class: the steps per page")
+    ap.add_argument("--guided-pause", default="3,8", help="guided class: seconds between a student's steps, lo,hi")
+    ap.add_argument("--guided-students", type=int, default=None, help="guided class: students (default --students)")
     ap.add_argument("--cold-page", default="glove", help="url path of the page whose first run ends the cold start")
     ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
                     help="extra `streamlit run --KEY VALUE` for both servers, e.g. runner.postScriptGC=true")
@@ -115,6 +124,58 @@ async def _single_user_all(url: str, pages: list[str], args, read_memory, intera
     return summaries
 
 
+def _pages(url: str, args) -> list[str]:
+    all_pages = asyncio.run(load.discover_pages(url, timeout=args.timeout))
+    requested = [p for p in args.pages.split(",") if p.strip()]
+    try:
+        return load.resolve_pages(requested, all_pages) if requested else all_pages
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _fresh_app(options, args, log_path: Path) -> StreamlitServer:
+    return StreamlitServer(APP_SCRIPT, options=options, gc_freeze=args.gc_freeze, log_path=log_path)
+
+
+def _miss_phase(options, args, out_dir: Path) -> dict:
+    """Two fresh servers, presenter mode off then on, the same seed: the same unseen values in both."""
+    passes = {}
+    for presenter in (False, True):
+        name = "on" if presenter else "off"
+        print(f"miss: one student, every lesson widget, unseen values, presenter {name} (fresh server)", flush=True)
+        with _fresh_app(options, args, out_dir / f"server-miss-{name}.log") as app:
+            app.wait_healthy(timeout=90)
+            pages = _pages(app.url, args)
+            passes[name] = asyncio.run(miss.miss_pass(app.url, pages, per_widget=args.miss_rounds, seed=args.seed,
+                                                      presenter=presenter, read_cpu=lambda: read_proc_cpu_s(app.pid),
+                                                      timeout=args.timeout))
+            passes[name]["server_tracebacks"] = app.log_tracebacks()
+    (out_dir / "miss-records.json").write_text(json.dumps({k: v["records"] for k, v in passes.items()}))
+    long_actions = tuple(k.strip() for k in args.long_actions.split(",") if k.strip())
+    summary = miss.miss_summary(passes["off"], passes["on"], long_actions)
+    summary["server_tracebacks"] = sum(p["server_tracebacks"] for p in passes.values())
+    return summary
+
+
+def _guided_phase(options, args, out_dir: Path) -> dict:
+    lo, _, hi = args.guided_pause.partition(",")
+    pause = (float(lo), float(hi or lo))
+    students = args.guided_students or args.students
+    steps = guided.load_steps(Path(args.guided_file))
+    print(f"guided: {students} students follow bench/guided.toml, pauses {pause[0]:g}-{pause[1]:g} s (fresh server)",
+          flush=True)
+    with _fresh_app(options, args, out_dir / "server-guided.log") as app:
+        app.wait_healthy(timeout=90)
+        pages = _pages(app.url, args)
+        raw = asyncio.run(guided.guided_class(app.url, pages, steps, students=students, pause_s=pause,
+                                              seed=args.seed, timeout_s=args.timeout, read_memory=app.memory))
+        tracebacks = app.log_tracebacks()
+    (out_dir / "guided-records.json").write_text(json.dumps(raw["records"]))
+    summary = guided.guided_summary(raw)
+    summary["server_tracebacks"] = tracebacks
+    return summary
+
+
 def run(args: argparse.Namespace, argv: list[str]) -> dict:
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     unknown = set(phases) - set(PHASES)
@@ -125,7 +186,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
     out_root = Path(args.out)
     out_dir = out_root / stamp
     out_dir.mkdir(parents=True, exist_ok=True)
-    results: dict = {"meta": _meta(args, argv, options), "cold_start": {}, "single_user": None, "concurrent": None}
+    results: dict = {"meta": _meta(args, argv, options), "cold_start": {}, "single_user": None, "miss": None,
+                     "guided": None, "concurrent": None}
 
     # 1. The framework's floor: an empty page, alone on its own server.
     if "cold" in phases or "single" in phases:
@@ -139,7 +201,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         if "cold" not in phases:
             results["cold_start"] = {}
 
-    # 2. The app: cold start, then each page alone, then the class.
+    # 2. Cache misses (issue 11): one student, fresh servers, presenter off and on.
+    if "miss" in phases:
+        results["miss"] = _miss_phase(options, args, out_dir)
+    # 3. The guided class: everyone follows "What to try", on a fresh server.
+    if "guided" in phases:
+        results["guided"] = _guided_phase(options, args, out_dir)
+    if not {"cold", "single", "load"} & set(phases):
+        results["targets"] = report.check_targets(results)
+        return _finish(results, out_dir, out_root)
+
+    # 4. The app: cold start, then each page alone, then the class with random widgets.
     print("app (streamlit_app.py)", flush=True)
     with StreamlitServer(APP_SCRIPT, options=options, gc_freeze=args.gc_freeze,
                          log_path=out_dir / "server-app.log") as app:
@@ -148,12 +220,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
             results["cold_start"]["app"] = cold
             print(f"  cold start to first '{args.cold_page}' run: {cold['start_to_page_s']} s "
                   f"errors {cold['errors'] or 0}", flush=True)
-        all_pages = asyncio.run(load.discover_pages(app.url, timeout=args.timeout))
-        requested = [p for p in args.pages.split(",") if p.strip()]
-        try:
-            pages = load.resolve_pages(requested, all_pages) if requested else all_pages
-        except ValueError as exc:
-            raise SystemExit(str(exc)) from None
+        pages = _pages(app.url, args)
         results["meta"]["pages"] = [load.page_label(p) for p in pages]
         if "single" in phases:
             results["single_user"] = results["single_user"] or {"empty": None, "pages": {}}
@@ -172,6 +239,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         results["meta"]["server_peak_rss_mb"] = round(app.memory().get("VmHWM", 0) / 2**20, 1)
 
     results["targets"] = report.check_targets(results)
+    return _finish(results, out_dir, out_root)
+
+
+def _finish(results: dict, out_dir: Path, out_root: Path) -> dict:
     json_path, md_path = report.write(results, out_dir, latest_dir=out_root)
     print()
     print(md_path.read_text())

@@ -15,9 +15,15 @@ TARGET_RERUN_VS_EMPTY = 2.0
 TARGET_BYTES_PER_INTERACTION = 200 * KB
 TARGET_LOAD_STUDENTS = 40
 TARGET_LOAD_DURATION_S = 60.0
-TARGET_LOAD_P95_MS = 300.0
 TARGET_LOAD_RSS_MB = 600.0
 TARGET_COLD_START_S = 3.0
+# Issue 11's targets (2 cores): one process under 40 random students (was 300 ms in issue 7, for one
+# process: issue 11 moved 300 ms to two replicas, bench.replicas), a cache miss, a guided class.
+TARGET_LOAD_P95_MS = 1000.0
+TARGET_MISS_P95_MS = 150.0
+TARGET_PRESENTER_RATIO = 1.2
+TARGET_LONG_ACTION_MS = 2000.0
+TARGET_GUIDED_P95_MS = 150.0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -120,13 +126,21 @@ def check_targets(results: dict) -> list[dict]:
         full = load["students"] >= TARGET_LOAD_STUDENTS and load["duration_s"] >= TARGET_LOAD_DURATION_S
         scale = "" if full else f" (measured at {load['students']} students x {load['duration_s']:g} s)"
         p95 = load["interactions"]["p95_ms"]
-        checks.append({"target": "40 students: p95 <= 300 ms" + scale, "value": p95, "limit": TARGET_LOAD_P95_MS,
+        checks.append({"target": f"40 students: p95 <= {TARGET_LOAD_P95_MS:g} ms" + scale, "value": p95, "limit": TARGET_LOAD_P95_MS,
                        "ok": None if p95 is None or not full else p95 <= TARGET_LOAD_P95_MS})
         checks.append({"target": "40 students: no errors" + scale, "value": load["errors"], "limit": 0,
                        "ok": None if not full else load["errors"] == 0})
         checks.append({"target": "40 students: RSS <= 600 MB" + scale, "value": load["rss_max_mb"],
                        "limit": TARGET_LOAD_RSS_MB,
                        "ok": None if load["rss_max_mb"] is None or not full else load["rss_max_mb"] <= TARGET_LOAD_RSS_MB})
+    if results.get("miss"):
+        from bench import miss
+
+        checks += miss.check(results["miss"], TARGET_MISS_P95_MS, TARGET_PRESENTER_RATIO, TARGET_LONG_ACTION_MS)
+    if results.get("guided"):
+        from bench import guided
+
+        checks += guided.check(results["guided"], TARGET_GUIDED_P95_MS)
     cold = (results.get("cold_start") or {}).get("app")
     if cold:
         checks.append({"target": f"cold start to first {cold['page']} run <= 3 s, without errors",
@@ -193,6 +207,14 @@ def markdown(results: dict) -> str:
                 f"| {_fmt(s['rerun']['p95_ms'])} | {_fmt(ratio, 2)} | {_kb(s['rerun']['bytes_mean'])} "
                 f"| {s['widget']['n']} | {_fmt(s['widget']['p50_ms'])} | {_fmt(s['widget']['p95_ms'])} "
                 f"| {_kb(s['widget']['bytes_mean'])} / {_kb(s['widget']['bytes_max'])} | {rss_text} | {errors} |")
+    if results.get("miss"):
+        from bench import miss
+
+        lines += miss.markdown(results["miss"])
+    if results.get("guided"):
+        from bench import guided
+
+        lines += guided.markdown(results["guided"])
     load = results.get("concurrent")
     if load:
         lines += ["", f"#### {load['students']} concurrent students, {load['duration_s']:g} s "
