@@ -171,7 +171,7 @@ def _guided_phase(options, args, out_dir: Path) -> dict:
                                               seed=args.seed, timeout_s=args.timeout, read_memory=app.memory))
         tracebacks = app.log_tracebacks()
     (out_dir / "guided-records.json").write_text(json.dumps(raw["records"]))
-    summary = guided.guided_summary(raw)
+    summary = guided.guided_summary(raw, tuple(k.strip() for k in args.long_actions.split(",") if k.strip()))
     summary["server_tracebacks"] = tracebacks
     return summary
 
