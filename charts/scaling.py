@@ -8,12 +8,11 @@ Each builder returns a plain figure dict, written out as Plotly's own ``go.Figur
 
 from __future__ import annotations
 
-import copy
+import base64
 import functools
 
 import numpy as np
 import plotly.io as pio
-from _plotly_utils.utils import convert_to_base64
 
 from charts.style import ACCENT, SECOND, THIRD, base_layout
 
@@ -31,12 +30,15 @@ def _template_json(name: str) -> dict:
 
 
 def _figure(data: list, layout: dict, frames: list | None = None) -> dict:
-    """Traces and layout -> a figure dict as go.Figure.to_dict() gives it (template filled in, arrays as base64)."""
-    layout = {**layout, "template": copy.deepcopy(_template_json(str(pio.templates.default)))}
+    """Traces and layout -> a figure dict as go.Figure.to_dict() gives it (template filled in, arrays as base64).
+
+    The template (a few hundred nested entries) is one shared, read-only dict: nothing edits a template, and
+    walking or copying it would cost more than the rest of the figure. Arrays are encoded where they are put (_arr).
+    """
     fig = {"data": data, "layout": layout}
     if frames is not None:
         fig["frames"] = frames
-    convert_to_base64(fig)
+    layout["template"] = _template_json(str(pio.templates.default))
     return fig
 
 
@@ -51,18 +53,27 @@ def _f64(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
+def _arr(x) -> dict:
+    """Numbers -> Plotly's typed-array spec of float64, as go.Figure.to_dict() encodes a float64 NumPy array."""
+    v = np.ascontiguousarray(x, dtype=np.float64)
+    spec = {"dtype": "f8", "bdata": base64.b64encode(v).decode("ascii")}
+    if v.ndim > 1:
+        spec["shape"] = str(v.shape)[1:-1]
+    return spec
+
+
 def score_histogram(edges, density, counts, curve_x, curve_y, x_title: str, y_title: str,
                     bars_name: str, curve_name: str, title: str | None = None, height: int = 380) -> dict:
     """edges: (b+1,), density/counts: (b,), curve_x/curve_y: (m,) -> density bars with a curve over them."""
     edges = _f64(edges)
     bars = dict(
-        type="bar", x=(edges[:-1] + edges[1:]) / 2, y=_f64(density), width=np.diff(edges), name=bars_name,
+        type="bar", x=_arr((edges[:-1] + edges[1:]) / 2), y=_arr(density), width=_arr(np.diff(edges)), name=bars_name,
         marker=dict(color=SECOND), opacity=0.75,
-        customdata=np.column_stack([edges[:-1], edges[1:], np.asarray(counts)]).astype(np.float64),
+        customdata=_arr(np.column_stack([edges[:-1], edges[1:], np.asarray(counts)])),
         hovertemplate="%{customdata[0]:.4g} … %{customdata[1]:.4g}<br>n = %{customdata[2]:d}"
                       f"<br>{y_title} = %{{y:.4g}}<extra></extra>",
     )
-    curve = dict(type="scatter", x=_f64(curve_x), y=_f64(curve_y), mode="lines", name=curve_name,
+    curve = dict(type="scatter", x=_arr(curve_x), y=_arr(curve_y), mode="lines", name=curve_name,
                  line=dict(color=ACCENT, width=3), hovertemplate=f"z = %{{x:.4g}}<br>{y_title} = %{{y:.4g}}<extra></extra>")
     return _figure([bars, curve], _layout(
         title, height, bargap=0, xaxis=dict(title=dict(text=x_title), tickformat="~g"),
@@ -78,7 +89,7 @@ def weights_on_unit_axis(labels, weights, title: str, value_label: str, height: 
     w = _f64(weights)
     top = int(np.argmax(w))
     positions = [str(i) for i in range(w.size)]
-    bar = dict(type="bar", x=positions, y=w, marker=dict(color=[ACCENT if i == top else SECOND for i in range(w.size)]),
+    bar = dict(type="bar", x=positions, y=_arr(w), marker=dict(color=[ACCENT if i == top else SECOND for i in range(w.size)]),
                customdata=[str(x) for x in labels], hovertemplate=f"%{{customdata}}<br>{value_label} = %{{y:.4f}}<extra></extra>",
                text=[f"{v:.3f}" for v in w], textposition="outside", cliponaxis=False)
     return _figure([bar], _layout(
@@ -122,13 +133,13 @@ def sweep_figure(table: dict, labels: dict[str, str], n_keys: int, height: int =
         return {} if panel == 1 else dict(xaxis=f"x{panel}", yaxis=f"y{panel}")
 
     def series(name, y, se, colour, panel, show=False):
-        data.append(dict(type="scatter", x=d, y=_f64(y), mode="lines+markers", name=name, legendgroup=name,
-                         showlegend=show, line=dict(color=colour), marker=dict(size=8), customdata=_f64(se),
+        data.append(dict(type="scatter", x=_arr(d), y=_arr(y), mode="lines+markers", name=name, legendgroup=name,
+                         showlegend=show, line=dict(color=colour), marker=dict(size=8), customdata=_arr(se),
                          hovertemplate=f"{name}<br>d = %{{x}}<br>%{{y:.4f}} ± %{{customdata:.4f}} (SE)<extra></extra>",
                          **axes(panel)))
 
     def reference(name, y, panel, dash, show):
-        data.append(dict(type="scatter", x=d, y=_f64(y), mode="lines", name=name, legendgroup=name, showlegend=show,
+        data.append(dict(type="scatter", x=_arr(d), y=_arr(y), mode="lines", name=name, legendgroup=name, showlegend=show,
                          line=dict(color=THIRD, dash=dash), hovertemplate=f"{name}: %{{y:.4g}}<extra></extra>",
                          **axes(panel)))
 
@@ -166,7 +177,7 @@ def weights_animation(dims, unscaled, scaled, key_labels, titles: tuple[str, str
     hover = f"%{{customdata}}<br>{y_title} = %{{y:.4f}}<extra></extra>"
 
     def bars(w_u, w_s):
-        return [dict(type="bar", x=x, y=w, marker=dict(color=colour), customdata=list(key_labels),
+        return [dict(type="bar", x=x, y=_arr(w), marker=dict(color=colour), customdata=list(key_labels),
                      hovertemplate=hover, text=[f"{v:.2f}" for v in w], textposition="outside", cliponaxis=False,
                      xaxis=axis_x, yaxis=axis_y)
                 for w, colour, axis_x, axis_y in ((w_u, UNSCALED_COLOUR, "x", "y"), (w_s, SCALED_COLOUR, "x2", "y2"))]
@@ -215,7 +226,7 @@ def temperature_sampling(words, probs, temperatures, samples, entropies, start: 
     def bar(i):
         p = probs[i]
         top = int(np.argmax(p))
-        return dict(type="bar", x=words, y=p, marker=dict(color=[ACCENT if j == top else SECOND for j in range(p.size)]),
+        return dict(type="bar", x=words, y=_arr(p), marker=dict(color=[ACCENT if j == top else SECOND for j in range(p.size)]),
                     text=[f"{100 * v:.1f}%" for v in p], textposition="outside", cliponaxis=False,
                     hovertemplate=f"%{{x}}<br>{titles['y']} = %{{y:.4f}}<extra></extra>")
 

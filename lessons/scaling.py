@@ -5,32 +5,16 @@ import streamlit as st
 
 from attention_core.scaling import (
     DIM_CHOICES, KEY_RANGE, NEXT_WORD_SCORES, SAMPLE_COUNT, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES,
-    TEMPERATURE_CHOICES, density_histogram, logit_variance, normal_curve, prefix_weights, random_query_keys,
-    row_summary, sampling_sweep, score_sample, table_standard_errors,
+    TEMPERATURE_CHOICES, logit_variance, row_summary, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
 from ui.common import csv_download, guarded_fragment, page_header, predict_then_reveal, show_plotly, translator
-from ui.scaling_sections import table as scaling_table
+from ui.scaling_sections import histogram_data, nested_weights, sampling, table as scaling_table
 
 S = "scaling"
 t = translator()
 page_header(t, S, r"\operatorname{Var}(q \cdot k) = d_k \qquad "
                   r"\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}\,\tau}\right)")
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def histogram_data(d: int, n_keys: int, seed: int, scale: bool, tau: float) -> dict:
-    z = score_sample(d, n_keys, seed, scale, tau)
-    edges, density, counts = density_histogram(z)
-    curve_x, curve_y = normal_curve(edges[0], edges[-1], logit_variance(d, scale, tau))
-    return dict(edges=edges, density=density, counts=counts, curve_x=curve_x, curve_y=curve_y, n=z.size,
-                draws=z.shape[0], var=float(z.var()), sd=float(z.std()), lo=float(z.min()), hi=float(z.max()))
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def nested_weights(n_keys: int, seed: int, tau: float) -> dict:
-    q, K = random_query_keys(n_keys, seed)
-    return {scale: prefix_weights(q, K, DIM_CHOICES, scale, tau) for scale in (False, True)}
 
 
 def num(x: float) -> str:
@@ -131,11 +115,6 @@ def table_section() -> None:
         ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
         ("uniform", "uniform"), ("d", "col_d"))}
     show_plotly(sweep_figure(table, labels, TABLE_KEYS), key="scaling_sweep")
-
-
-@st.cache_data(show_spinner=False, max_entries=1)
-def sampling() -> dict:
-    return sampling_sweep(NEXT_WORD_SCORES, TEMPERATURE_CHOICES, SAMPLE_COUNT, seed=0)
 
 
 def temperature_section() -> None:
