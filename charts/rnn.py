@@ -1,13 +1,24 @@
-"""Charts of the RNN bottleneck lesson: influence per position (log axis) and the first-word memory probe."""
+"""Charts of the RNN bottleneck lesson: influence per position (log axis) and the first-word memory probe.
+
+Both are written as plain Plotly figure dicts (what go.Figure(...).to_dict() gives for the same figure, checked by
+tests/test_rnn_claims.py), so a cache miss costs well under a millisecond instead of 20-30 ms of validation.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from charts.style import ACCENT, OKABE_ITO, SECOND, base_layout
 
 PROBE_COLOURS = [OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3], OKABE_ITO[5], OKABE_ITO[4]]  # no orange: that is attention
+
+
+def _floats(values) -> list[float]:
+    return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
+
+
+def _layout(title: str | None, height: int) -> dict:
+    return {k: v for k, v in base_layout(title, height).items() if v is not None}
 
 
 def influence_chart(
@@ -19,45 +30,39 @@ def influence_chart(
     names: dict[str, str],
     title: str | None = None,
     height: int = 440,
-) -> go.Figure:
-    """tokens: (n,), *_norm: (n,) positive, *_steps: (n,) ints -> two lines over the positions, log y axis.
+) -> dict:
+    """tokens: (n,), *_norm: (n,) positive, *_steps: (n,) ints -> figure dict: two lines over the positions, log y axis.
 
     ``names`` holds the localised texts: "rnn", "attention" (trace names), "x", "y" (axis titles),
     "steps" (hover label for the path length).
     """
     labels = [str(w) for w in tokens]
     positions = list(range(1, len(labels) + 1))
-    fig = go.Figure()
+    data = []
     for key, values, steps, colour, dash, symbol in (
         ("rnn", rnn_norm, rnn_steps, SECOND, "solid", "circle"),
         ("attention", attention_norm, attention_steps, ACCENT, "dash", "diamond"),
     ):
-        fig.add_trace(
-            go.Scatter(
-                x=positions,
-                y=np.asarray(values, dtype=np.float64),
-                mode="lines+markers",
-                name=names[key],
-                line=dict(color=colour, dash=dash, width=2.5),
-                marker=dict(color=colour, symbol=symbol, size=8),
-                customdata=np.column_stack([labels, np.asarray(steps, dtype=int)]).tolist(),
-                hovertemplate=(
-                    f"%{{x}}: %{{customdata[0]}}<br>{names[key]} = %{{y:.4e}}"
-                    f"<br>{names['steps']} = %{{customdata[1]}}<extra></extra>"
-                ),
-            )
-        )
-    fig.update_layout(
-        **base_layout(title, height),
-        xaxis=dict(
-            title=names["x"], tickvals=positions, ticktext=labels, tickangle=-60 if len(labels) > 12 else 0,
-            range=[0.5, len(labels) + 0.5],
-        ),
-        yaxis=dict(title=names["y"], type="log", exponentformat="power"),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-        hovermode="closest",
-    )
-    return fig
+        data.append({
+            "type": "scatter", "x": positions, "y": _floats(values), "mode": "lines+markers", "name": names[key],
+            "line": {"color": colour, "dash": dash, "width": 2.5},
+            "marker": {"color": colour, "symbol": symbol, "size": 8},
+            "customdata": [[w, int(s)] for w, s in zip(labels, np.asarray(steps, dtype=int))],
+            "hovertemplate": (
+                f"%{{x}}: %{{customdata[0]}}<br>{names[key]} = %{{y:.4e}}"
+                f"<br>{names['steps']} = %{{customdata[1]}}<extra></extra>"
+            ),
+        })
+    layout = _layout(title, height) | {
+        "xaxis": {
+            "title": {"text": names["x"]}, "tickvals": positions, "ticktext": labels,
+            "tickangle": -60 if len(labels) > 12 else 0, "range": [0.5, len(labels) + 0.5],
+        },
+        "yaxis": {"title": {"text": names["y"]}, "type": "log", "exponentformat": "power"},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        "hovermode": "closest",
+    }
+    return {"data": data, "layout": layout}
 
 
 def memory_probe_chart(
@@ -65,41 +70,44 @@ def memory_probe_chart(
     rnn_r2,
     hidden_sizes,
     attention_r2,
+    best_r2,
     names: dict[str, str],
     title: str | None = None,
-    height: int = 460,
-) -> go.Figure:
-    """lengths: (L,), rnn_r2: (k, L), hidden_sizes: (k,), attention_r2: (L,) -> R^2 against sentence length.
+    height: int = 500,
+) -> dict:
+    """lengths: (L,), rnn_r2: (k, L), hidden_sizes: (k,), attention_r2: (L,), best_r2: (k, L) -> figure dict, R^2 against length.
 
-    ``names``: "rnn" (a format string with {hidden}), "attention", "x", "y".
+    Solid lines: the random tanh RNNs (measured); dotted, same colour: the best case of the same size (a
+    norm-preserving linear RNN, exact); dashed orange: attention. ``names``: "rnn" and "best" (format strings with
+    {hidden}), "attention", "x", "y".
     """
-    lengths = np.asarray(lengths, dtype=int)
+    x = [int(v) for v in np.asarray(lengths, dtype=int)]
     rnn_r2 = np.asarray(rnn_r2, dtype=np.float64)
-    fig = go.Figure()
+    best_r2 = np.asarray(best_r2, dtype=np.float64)
+    data = []
     for i, hidden in enumerate(hidden_sizes):
-        name = names["rnn"].format(hidden=int(hidden))
         colour = PROBE_COLOURS[i % len(PROBE_COLOURS)]
-        fig.add_trace(
-            go.Scatter(
-                x=lengths, y=rnn_r2[i], mode="lines+markers", name=name,
-                line=dict(color=colour, width=2.5), marker=dict(color=colour, size=6),
-                hovertemplate=f"{names['x']} = %{{x}}<br>{name}<br>R² = %{{y:.4f}}<extra></extra>",
-            )
-        )
-    fig.add_trace(
-        go.Scatter(
-            x=lengths, y=np.asarray(attention_r2, dtype=np.float64), mode="lines+markers", name=names["attention"],
-            line=dict(color=ACCENT, dash="dash", width=3), marker=dict(color=ACCENT, symbol="diamond", size=7),
-            hovertemplate=f"{names['x']} = %{{x}}<br>{names['attention']}<br>R² = %{{y:.6f}}<extra></extra>",
-        )
-    )
+        for key, row, dash, width, symbol in (("rnn", rnn_r2[i], "solid", 2.5, "circle"),
+                                              ("best", best_r2[i], "dot", 2, "square-open")):
+            name = names[key].format(hidden=int(hidden))
+            data.append({
+                "type": "scatter", "x": x, "y": _floats(row), "mode": "lines+markers", "name": name,
+                "legendgroup": key, "line": {"color": colour, "width": width, "dash": dash},
+                "marker": {"color": colour, "size": 6, "symbol": symbol},
+                "hovertemplate": f"{names['x']} = %{{x}}<br>{name}<br>R² = %{{y:.4f}}<extra></extra>",
+            })
+    data.append({
+        "type": "scatter", "x": x, "y": _floats(attention_r2), "mode": "lines+markers", "name": names["attention"],
+        "legendgroup": "attention", "line": {"color": ACCENT, "dash": "dash", "width": 3},
+        "marker": {"color": ACCENT, "symbol": "diamond", "size": 7},
+        "hovertemplate": f"{names['x']} = %{{x}}<br>{names['attention']}<br>R² = %{{y:.6f}}<extra></extra>",
+    })
     low = min(-0.1, float(np.min(rnn_r2)) - 0.05)
-    layout = base_layout(title, height)
-    layout["margin"] = dict(layout["margin"], b=120)  # the legend sits under the axis, clear of the mode bar
-    fig.update_layout(
-        **layout,
-        xaxis=dict(title=names["x"], range=[0, int(lengths.max()) + 1]),
-        yaxis=dict(title=names["y"], range=[low, 1.08], zeroline=True),
-        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
-    )
-    return fig
+    layout = _layout(title, height)
+    layout["margin"] = dict(layout["margin"], b=150)  # the legend sits under the axis, clear of the mode bar
+    layout |= {
+        "xaxis": {"title": {"text": names["x"]}, "range": [0, max(x) + 1]},
+        "yaxis": {"title": {"text": names["y"]}, "range": [low, 1.08], "zeroline": True},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
+    }
+    return {"data": data, "layout": layout}

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from attention_core.glove import embed
-from attention_core.rnn import influence_profile, memory_probe
+from attention_core.rnn import best_case_memory, influence_profile, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from ui.rnn_sections import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
 
 PAGE = "lessons/rnn_bottleneck.py"
-PROBE_LENGTHS, PROBE_HIDDEN = list(range(1, 41)), (8, 32, 128)
 
 
 def influence_figure(at) -> dict | None:
@@ -43,14 +43,24 @@ def reveal(at):
 
 @functools.lru_cache(maxsize=None)
 def expected_probe(radius: float, seed: int):
-    return memory_probe(PROBE_LENGTHS, PROBE_HIDDEN, radius, seed, n_train=2000, n_test=500)
+    return memory_probe(PROBE_LENGTHS, PROBE_HIDDEN, radius, seed, d_in=PROBE_D, n_train=PROBE_TRAIN, n_test=PROBE_TEST)
+
+
+@functools.lru_cache(maxsize=None)
+def expected_best(seed: int):
+    return best_case_memory(PROBE_LENGTHS, PROBE_HIDDEN, seed, d_in=PROBE_D)
 
 
 def assert_probe_matches_core(at, radius: float, seed: int):
-    ys = trace_y(probe_figure(at))
-    probe = expected_probe(radius, seed)
+    """Traces: per size the random RNN (measured) then its best case (exact), then attention."""
+    fig = probe_figure(at)
+    ys = trace_y(fig)
+    probe, best = expected_probe(radius, seed), expected_best(seed)
+    assert len(ys) == 2 * len(PROBE_HIDDEN) + 1
     for i in range(len(PROBE_HIDDEN)):
-        np.testing.assert_allclose(ys[i], probe.rnn_r2[i], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ys[2 * i], probe.rnn_r2[i], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ys[2 * i + 1], best.first_r2[i], rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(decode_array(fig["data"][2 * i]["x"]), PROBE_LENGTHS)
     np.testing.assert_allclose(ys[-1], probe.attention_r2, rtol=1e-12)
     assert np.all(ys[-1] > 1 - 1e-9)
 
@@ -81,6 +91,9 @@ def test_default_view_shows_the_right_numbers(lang, glove):
     np.testing.assert_allclose(rnn_y, expected.rnn_norm, rtol=1e-9)
     np.testing.assert_allclose(att_y, expected.attention_norm, rtol=1e-9)
     assert rnn_y[0] / rnn_y[-1] < 1e-2  # the answer the page asks learners to predict
+    ratio = f"{expected.rnn_norm[0] / expected.rnn_norm[-1]:.2g}"
+    captions = " ".join(c.value for c in at.caption)
+    assert captions.count(ratio) >= 2, "the predicted ratio is formatted from the computation (answer and caption)"
     assert len(at.get("download_button")) == 2
     if lang == "ja":
         assert at.title[0].value == "RNN のボトルネック"
@@ -165,3 +178,67 @@ def test_settings_come_from_the_link():
     assert at.selectbox(key="rnn_preset").value == "custom"
     assert metrics(at)[0] == "3"
     assert_probe_matches_core(at, 0.5, 3)
+
+
+def preset_count(glove, preset_id: str) -> int:
+    text = next(s.text for s in load_sentences() if s.id == preset_id)
+    return len(embed(tokenize(text), glove)[0])
+
+
+def use_text(at, text: str):
+    at.selectbox(key="rnn_preset").set_value("custom").run()
+    at.text_input(key="rnn_text").input(text).run()
+    assert_clean(at)
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_long_short_one_word_long_in_one_session(lang, glove):
+    """Issue 13 item 1: the page follows the sentence through presets and typed text in one session."""
+    at = run_page(PAGE, lang)
+    reveal(at)
+    at.slider(key="rnn_hidden").set_value(256).run()
+    for preset in ("long_memory", "cat_mat", "bank", "long_memory"):
+        at.selectbox(key="rnn_preset").set_value(preset).run()
+        assert_clean(at)
+        n = preset_count(glove, preset)
+        assert metrics(at)[0] == str(n)
+        assert_influence_finite(at, n)
+    for text, n in (("The cat sat on the mat", 6), ("hello", 1), ("", None), ("猫", None),
+                    (next(s.text for s in load_sentences() if s.id == "long_memory"), preset_count(glove, "long_memory")),
+                    ("dog", 1)):
+        use_text(at, text)
+        if n is None:
+            assert influence_figure(at) is None
+        else:
+            assert metrics(at)[0] == str(n)
+            assert_influence_finite(at, n)
+        assert_probe_matches_core(at, 0.9, 0)
+    at.selectbox(key="rnn_preset").set_value("long_memory").run()
+    assert_clean(at)
+    assert_influence_finite(at, preset_count(glove, "long_memory"))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_japanese_typed_text_is_told_english_only(lang):
+    at = use_text(run_page(PAGE, lang), "猫がマットに座った")
+    from ui.i18n import Translator
+
+    t = Translator(lang)
+    assert any(t("rnn.no_known") in w.value for w in at.warning)
+    assert at.info, "show_unknown says the vectors are English-only"
+
+
+def test_probe_csv_has_every_curve_and_translated_headers():
+    from ui.i18n import Translator
+
+    for lang in ("en", "ja"):
+        at = run_page(PAGE, lang)
+        t = Translator(lang)
+        buttons = [b for b in at.get("download_button") if b.proto.id and "rnn_download_probe" in b.proto.id]
+        assert buttons
+        # the table behind it is the probe + best case; its headers are the translated trace names
+        fig = probe_figure(at)
+        names = [tr["name"] for tr in fig["data"]]
+        assert names[0] == t("rnn.fig2_rnn", hidden=PROBE_HIDDEN[0]) and names[1] == t("rnn.fig2_best", hidden=PROBE_HIDDEN[0])
+        assert names[-1] == t("rnn.fig2_attention")

@@ -1,0 +1,154 @@
+"""Lesson 1's sections (RNN bottleneck): cached experiments and what each one shows. The page only wires them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from attention_core.glove import embed
+from attention_core.rnn import (
+    best_case_memory,
+    first_length_below,
+    influence_profile,
+    last_length_at_least,
+    memory_probe,
+    sequential_steps,
+)
+from attention_core.sentences import load_sentences
+from charts.rnn import influence_chart, memory_probe_chart
+from ui.common import csv_download, show_plotly
+from ui.figures import figure_spec
+
+DEFAULT_PRESET = "long_memory"
+DEFAULTS = {"hidden": 32, "radius": 0.9, "seed": 0}
+# The probe: sizes and lengths just large enough for its two conclusions (tests/test_rnn_claims.py holds them): the
+# random RNNs lose the first word within a few words, and even the best state of N numbers holds only N / d words.
+PROBE_HIDDEN = (8, 32, 64)
+PROBE_LENGTHS = (*range(1, 13), 14, 16, 18, 20, 24, 28, 32, 36, 40)
+PROBE_TRAIN, PROBE_TEST, PROBE_D = 1000, 250, 8
+LOST = 0.1  # "lost": the read-out recovers less than a tenth of the first word's variance
+FULL = 0.999  # "kept": the best case reads the first word back with R^2 >= 0.999
+
+
+@st.cache_data(show_spinner=False)
+def presets():
+    return load_sentences()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def profile_for(tokens: tuple[str, ...], hidden: int, radius: float, seed: int, _kv):
+    vectors, unknown = embed(list(tokens), _kv)
+    return (influence_profile(vectors, hidden, radius, seed) if len(vectors) else None), unknown
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def probe_for(radius: float, seed: int):
+    """The random tanh RNNs and attention (depends on the radius and the seed)."""
+    return memory_probe(PROBE_LENGTHS, PROBE_HIDDEN, radius, seed, d_in=PROBE_D, n_train=PROBE_TRAIN, n_test=PROBE_TEST)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def best_for(seed: int):
+    """The best case (depends on the seed only: a radius change does not recompute it)."""
+    return best_case_memory(PROBE_LENGTHS, PROBE_HIDDEN, seed, d_in=PROBE_D)
+
+
+def default_text() -> str:
+    return next(s.text for s in presets() if s.id == DEFAULT_PRESET)
+
+
+def show_steps(t, n: int) -> None:
+    st.subheader(t("rnn.steps_title"))
+    steps = sequential_steps(n)
+    left, middle, right = st.columns(3)
+    left.metric(t("rnn.metric_rnn"), steps["rnn"], help=t("rnn.metric_rnn_help"))
+    middle.metric(t("rnn.metric_attention"), steps["attention"], help=t("rnn.metric_attention_help"))
+    right.metric(t("rnn.metric_pairs"), f"{n} × {n} = {steps['pairs']}")
+
+
+def ratio_text(profile) -> str:
+    rnn = profile.rnn_norm
+    return f"{rnn[0] / rnn[-1]:.2g}" if rnn[-1] > 0 else "—"
+
+
+def show_influence(t, tokens: list[str], profile) -> None:
+    names = {
+        "rnn": t("rnn.fig1_rnn"), "attention": t("rnn.fig1_attention"),
+        "x": t("rnn.fig1_x"), "y": t("rnn.fig1_y"), "steps": t("rnn.fig1_steps"),
+    }
+    fig = figure_spec(
+        influence_chart, tokens, profile.rnn_norm, profile.attention_norm, profile.rnn_steps, profile.attention_steps, names
+    )
+    show_plotly(fig, key="rnn_influence")
+    rnn, att = profile.rnn_norm, profile.attention_norm
+    st.caption(t(
+        "rnn.fig1_caption", n=len(tokens), rnn_first=f"{rnn[0]:.3e}", rnn_last=f"{rnn[-1]:.3e}",
+        rnn_ratio=ratio_text(profile),
+        att_min=f"{att.min():.4g}", att_max=f"{att.max():.4g}", att_ratio=f"{att[0] / att[-1]:.3g}",
+    ))
+    if not st.session_state.get("presenter", False):
+        st.caption(t("rnn.fig1_note"))
+    table = pd.DataFrame({
+        t("rnn.col_position"): range(1, len(tokens) + 1),
+        t("rnn.col_word"): tokens,
+        t("rnn.col_rnn"): rnn,
+        t("rnn.col_attention"): att,
+        t("rnn.col_rnn_steps"): profile.rnn_steps,
+        t("rnn.col_attention_steps"): profile.attention_steps,
+    })
+    with st.expander(t("rnn.table_title")):
+        number = st.column_config.NumberColumn(format="%.4e")
+        st.dataframe(table, hide_index=True, column_config={t("rnn.col_rnn"): number, t("rnn.col_attention"): number})
+        csv_download(t("rnn.download_influence"), table, "rnn_influence.csv", key="rnn_download_influence")
+
+
+def gap_text(attention_r2) -> str:
+    """1 - R^2 of attention at its worst length, as an upper bound that is never printed as 0."""
+    return f"{max(float(max(1.0 - r for r in attention_r2)), 1e-16):.0e}"
+
+
+def probe_lines(t, probe, best) -> list[str]:
+    """One generated sentence per curve: every number and every 'falls below' is read off the computation."""
+    lengths = [int(x) for x in probe.lengths]
+    last = lengths[-1]
+    lines = []
+    for hidden, row in zip(probe.hidden_sizes, probe.rnn_r2):
+        lost = first_length_below(lengths, row, LOST)
+        key = "rnn.fig2_line" if lost is not None else "rnn.fig2_line_kept"
+        r_lost = f"{row[lengths.index(lost)]:.3f}" if lost is not None else ""
+        lines.append(t(key, hidden=hidden, r_first=f"{row[0]:.3f}", l_first=lengths[0], l_lost=lost, r_lost=r_lost,
+                       level=LOST, r_last=f"{row[-1]:.3f}", l_last=last))
+    for hidden, cap, row, held in zip(best.hidden_sizes, best.capacity, best.first_r2, best.words_held):
+        full = last_length_at_least(lengths, row, FULL)
+        lines.append(t("rnn.fig2_best_line", hidden=hidden, d=best.d_in, cap=f"{cap:g}", l_full=full or "—",
+                       r_last=f"{row[-1]:.3f}", l_last=last, held=f"{held[-1]:.2f}"))
+    lines.append(t("rnn.fig2_attention_line", gap=gap_text(probe.attention_r2), l_first=lengths[0], l_last=last))
+    return lines
+
+
+def show_probe(t, radius: float, seed: int) -> None:
+    st.subheader(t("rnn.fig2_title"))
+    probe, best = probe_for(radius, seed), best_for(seed)
+    names = {"rnn": t("rnn.fig2_rnn"), "best": t("rnn.fig2_best"), "attention": t("rnn.fig2_attention"),
+             "x": t("rnn.fig2_x"), "y": t("rnn.fig2_y")}
+    show_plotly(figure_spec(memory_probe_chart, probe.lengths, probe.rnn_r2, probe.hidden_sizes, probe.attention_r2,
+                            best.first_r2, names), key="rnn_probe")
+    st.caption("  \n".join(probe_lines(t, probe, best)))
+    caps = " / ".join(f"{c:g}" for c in best.capacity)
+    sizes = " / ".join(str(h) for h in best.hidden_sizes)
+    if not st.session_state.get("presenter", False):
+        st.caption(t("rnn.fig2_note", n_train=PROBE_TRAIN, n_test=PROBE_TEST, d=PROBE_D, sizes=sizes, caps=caps))
+    st.markdown(t("rnn.fig2_shows", d=PROBE_D, sizes=sizes, caps=caps))
+    table = pd.DataFrame({t("rnn.col_length"): [int(x) for x in probe.lengths]})
+    for hidden, row in zip(probe.hidden_sizes, probe.rnn_r2):
+        table[t("rnn.fig2_rnn", hidden=hidden)] = row
+    for hidden, row in zip(best.hidden_sizes, best.first_r2):
+        table[t("rnn.fig2_best", hidden=hidden)] = row
+    table[t("rnn.fig2_attention")] = probe.attention_r2
+    csv_download(t("rnn.download_probe"), table, "rnn_memory_probe.csv", key="rnn_download_probe")
+
+
+def tokenize_text(text: str) -> list[str]:
+    from attention_core.text import tokenize
+
+    return tokenize(text)
