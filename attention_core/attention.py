@@ -104,6 +104,18 @@ def multi_head_attention(X, W_q, W_k, W_v, n_heads: int, mask=None, scale: bool 
     return merge_heads(out), weights
 
 
+def concat_heads_output(head_outputs, W_O):
+    """head_outputs: (..., h, n, d_v), W_O: (h * d_v, d_model) -> (concat (..., n, h * d_v), output (..., n, d_model)).
+
+    Multi-head attention's last step: the heads' outputs side by side (head 0's d_v columns first), mixed by W_O.
+    """
+    concat = merge_heads(np.asarray(head_outputs, dtype=np.float64))
+    W_O = np.asarray(W_O, dtype=np.float64)
+    if W_O.shape[0] != concat.shape[-1]:
+        raise ValueError(f"W_O needs {concat.shape[-1]} rows (h * d_v), got {W_O.shape[0]}")
+    return concat, concat @ W_O
+
+
 def entropy(weights, axis: int = -1) -> np.ndarray:
     """weights: (..., n) probability rows -> (...) entropy in nats (0 log 0 = 0)."""
     w = np.asarray(weights, dtype=np.float64)

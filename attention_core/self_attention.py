@@ -1,8 +1,10 @@
 """Self-attention (lesson 3): hand-designed presets, rule-built heads, the lines to draw, and GloVe self-attention.
 
-Hand-designed presets store sparse SCORES (data/self_attention.toml); every weight is computed here
-with ``softmax``, so the page shows numbers computed live. The previous-word and same-word heads are
-built by rule as scores too, then go through the same softmax.
+Hand-designed presets store sparse SCORES (data/self_attention.toml) for two heads (coreference, and a syntax
+head: a predicate attends to its subject); every weight is computed here with ``softmax``, so the page shows
+numbers computed live. The previous-word head is built by rule as scores too, then goes through the same softmax.
+Multi-head attention then mixes the heads: each head's output (n, d_v) from seeded random token vectors and W_V,
+concatenated to (n, h d_v) and multiplied by a seeded random W_O to (n, d_model).
 """
 
 from __future__ import annotations
@@ -13,10 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import SeedLike, as_generator, attention_weights, random_projection, rank_of, softmax
+from .attention import (
+    SeedLike, as_generator, attention_weights, concat_heads_output, random_projection, rank_of, softmax,
+)
 from .presets import Checker, bilingual, read_preset
 
-HEADS = ("coreference", "previous_word", "same_word")
+HEADS = ("coreference", "syntax", "previous_word")
+MULTI_HEAD_D_MODEL = 12  # the demo's d_model: 3 heads of d_v = 4
+MULTI_HEAD_SEED = 0  # the seed of the demo's token vectors, W_V and W_O (untrained, labelled on the page)
+SELF_PREFERENCE_SEEDS = 20  # random W_Q, W_K draws behind the self-preference sentence
 GLOVE_MODES = ("raw", "random")
 
 
@@ -36,6 +43,7 @@ class SelfAttentionPreset:
     base_score: float
     self_score: float
     links: tuple[Link, ...]
+    syntax_links: tuple[Link, ...]
     pronoun: int
     antecedent: int
     glove_text: str
@@ -66,19 +74,25 @@ def _number(check: Checker, obj: dict, key: str, path: str) -> float:
     return value
 
 
-def _validate_preset(item: dict, check: Checker, path: str) -> SelfAttentionPreset:
-    tokens = check.get(item, "tokens", list, path)
-    if not tokens or not all(isinstance(tok, str) and tok.strip() for tok in tokens):
-        check.fail(f"{path}.tokens", "must be a non-empty list of non-empty strings")
-    n = len(tokens)
+def _links(check: Checker, item: dict, key: str, path: str, n: int) -> tuple[list[Link], set]:
     links, seen = [], set()
-    for k, raw in enumerate(check.table_list(item, "links", path)):
-        where = f"{path}.links[{k}]"
+    for k, raw in enumerate(check.table_list(item, key, path)):
+        where = f"{path}.{key}[{k}]"
         link = Link(_index(check, raw, "from", where, n), _index(check, raw, "to", where, n), _number(check, raw, "score", where))
         if (link.source, link.target) in seen:
             check.fail(where, f"a second link from {link.source} to {link.target}")
         seen.add((link.source, link.target))
         links.append(link)
+    return links, seen
+
+
+def _validate_preset(item: dict, check: Checker, path: str) -> SelfAttentionPreset:
+    tokens = check.get(item, "tokens", list, path)
+    if not tokens or not all(isinstance(tok, str) and tok.strip() for tok in tokens):
+        check.fail(f"{path}.tokens", "must be a non-empty list of non-empty strings")
+    n = len(tokens)
+    links, seen = _links(check, item, "links", path, n)
+    syntax_links, _ = _links(check, item, "syntax_links", path, n)
     pair = check.get(item, "glove_pair", list, path)
     if len(pair) != 2 or not all(isinstance(w, str) and w.strip() for w in pair):
         check.fail(f"{path}.glove_pair", "must be two words [pronoun, antecedent]")
@@ -90,6 +104,7 @@ def _validate_preset(item: dict, check: Checker, path: str) -> SelfAttentionPres
         base_score=_number(check, item, "base_score", path),
         self_score=_number(check, item, "self_score", path),
         links=tuple(links),
+        syntax_links=tuple(syntax_links),
         pronoun=_index(check, item, "pronoun", path, n),
         antecedent=_index(check, item, "antecedent", path, n),
         glove_text=check.text(item, "glove_text", path),
@@ -114,12 +129,15 @@ def load_self_attention(data_dir=None) -> SelfAttentionData:
     return read_preset("self_attention", _validate, data_dir)
 
 
-def preset_scores(preset: SelfAttentionPreset) -> np.ndarray:
-    """preset with n tokens -> (n, n) scores: base everywhere, self_score on the diagonal, then the links."""
+def preset_scores(preset: SelfAttentionPreset, head: str = "coreference") -> np.ndarray:
+    """preset with n tokens -> (n, n) scores of a hand-designed head ("coreference" or "syntax"): base everywhere,
+    self_score on the diagonal, then that head's links."""
+    if head not in ("coreference", "syntax"):
+        raise ValueError(f"hand-designed heads are coreference and syntax, got {head!r}")
     n = len(preset.tokens)
     scores = np.full((n, n), preset.base_score, dtype=np.float64)
     np.fill_diagonal(scores, preset.self_score)
-    for link in preset.links:
+    for link in preset.links if head == "coreference" else preset.syntax_links:
         scores[link.source, link.target] = link.score
     return scores
 
@@ -142,8 +160,78 @@ def same_word_scores(tokens, score: float) -> np.ndarray:
 def preset_heads(preset: SelfAttentionPreset, rule_score: float) -> np.ndarray:
     """preset with n tokens -> (3, n, n) weights of the heads in HEADS order, every row a softmax."""
     n = len(preset.tokens)
-    scores = np.stack([preset_scores(preset), previous_word_scores(n, rule_score), same_word_scores(preset.tokens, rule_score)])
+    scores = np.stack([preset_scores(preset), preset_scores(preset, "syntax"), previous_word_scores(n, rule_score)])
     return softmax(scores, axis=-1)
+
+
+@dataclass(frozen=True)
+class MultiHeadParts:
+    """Every array of one multi-head layer, for a page to show: h heads, n tokens, d_model features."""
+
+    X: np.ndarray  # (n, d_model) token vectors (seeded random stand-ins)
+    W_V: np.ndarray  # (h, d_model, d_v)
+    head_outputs: np.ndarray  # (h, n, d_v): head k's weights @ (X @ W_V[k])
+    concat: np.ndarray  # (n, h * d_v)
+    W_O: np.ndarray  # (h * d_v, d_model)
+    output: np.ndarray  # (n, d_model)
+
+
+def multi_head_parts(weights, d_model: int = MULTI_HEAD_D_MODEL, seed: SeedLike = MULTI_HEAD_SEED) -> MultiHeadParts:
+    """weights: (h, n, n) head weights -> MultiHeadParts with seeded random X (n, d_model), W_V (h, d_model, d_model // h)
+    and W_O (d_model, d_model): untrained stand-ins, so the shapes and the mixing are real and the numbers arbitrary."""
+    A = np.asarray(weights, dtype=np.float64)
+    h, n, _ = A.shape
+    if d_model % h:
+        raise ValueError(f"d_model = {d_model} does not split into {h} heads")
+    d_v = d_model // h
+    rng = as_generator(seed)
+    X = rng.normal(0.0, 1.0, size=(n, d_model))
+    W_V = np.stack([random_projection(d_model, d_v, rng) for _ in range(h)])
+    W_O = random_projection(h * d_v, d_model, rng)
+    head_outputs = A @ (X @ W_V)  # (h, n, n) @ (h, n, d_v)
+    concat, output = concat_heads_output(head_outputs, W_O)
+    return MultiHeadParts(X, W_V, head_outputs, concat, W_O, output)
+
+
+def mix_steps(parts: MultiHeadParts, row: int) -> np.ndarray:
+    """parts with h heads of d_v and d_model = h * d_v -> (h + 2, h * d_v): token ``row``'s path through the mixing.
+
+    Rows 0..h-1: head k's output in its own d_v columns (k * d_v ...), NaN elsewhere; row h: the concatenation;
+    row h + 1: the output after W_O.
+    """
+    h, _, d_v = parts.head_outputs.shape
+    if parts.output.shape[-1] != h * d_v:
+        raise ValueError("mix_steps lays the output under the concatenation: it needs d_model = h * d_v")
+    steps = np.full((h + 2, h * d_v), np.nan)
+    for k in range(h):
+        steps[k, k * d_v:(k + 1) * d_v] = parts.head_outputs[k, row]
+    steps[h] = parts.concat[row]
+    steps[h + 1] = parts.output[row]
+    return steps
+
+
+def self_preference(X, row: int, seeds: int = SELF_PREFERENCE_SEEDS) -> dict:
+    """X: (n, d) word vectors -> how much token ``row`` (and every token) attends to itself, raw vs random W_Q, W_K.
+
+    Keys: n; raw_self (weight of row -> row, Q = K = X), raw_rank (its rank in the row, 1 = largest), raw_top_rows
+    (how many of the n rows give their largest weight to the token itself); over random seeds 0..seeds-1:
+    random_self (mean weight row -> row), random_rank (mean rank), random_top_share (share of all rows x seeds whose
+    largest weight is on the diagonal). Uniform attention would give 1/n and rank (n + 1)/2.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    diag = np.arange(n)
+    raw = glove_self_attention(X, "raw")
+    rand = np.stack([glove_self_attention(X, "random", s) for s in range(seeds)])  # (seeds, n, n)
+    return {
+        "n": n,
+        "raw_self": float(raw[row, row]),
+        "raw_rank": rank_of(raw[row], row),
+        "raw_top_rows": int(np.sum(raw.argmax(axis=1) == diag)),
+        "random_self": float(rand[:, row, row].mean()),
+        "random_rank": float(np.mean([rank_of(r[row], row) for r in rand])),
+        "random_top_share": float(np.mean(rand.argmax(axis=2) == diag)),
+    }
 
 
 def lines_to_keep(weights_row, mass: float) -> np.ndarray:
@@ -198,13 +286,13 @@ def position_labels(tokens) -> list[str]:
     return [f"{i + 1}:{tok}" for i, tok in enumerate(tokens)]
 
 
-def matrix_csv(weights, tokens) -> str:
-    """weights: (n, n), tokens: (n,) -> CSV text: header row of key labels, one row per query, weights to 6 decimals."""
+def matrix_csv(weights, tokens, corner: str = "query \\ key") -> str:
+    """weights: (n, n), tokens: (n,) -> CSV text: header row (``corner``, key labels), one row per query, 6 decimals."""
     W = np.asarray(weights, dtype=np.float64)
     labels = position_labels(tokens)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["query \\ key", *labels])
+    writer.writerow([corner, *labels])
     for label, row in zip(labels, W):
         writer.writerow([label, *(f"{w:.6f}" for w in row)])
     return out.getvalue()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.attention import random_projection
+from attention_core.attention import concat_heads_output, multi_head_attention, random_projection, split_heads
 from attention_core.glove import embed
 from attention_core.presets import DATA_DIR, PresetError
 from attention_core.self_attention import (
@@ -22,6 +22,8 @@ from attention_core.self_attention import (
     lines_to_keep,
     load_self_attention,
     matrix_csv,
+    mix_steps,
+    multi_head_parts,
     pair_weight_and_rank,
     position_labels,
     preset_for_sentence,
@@ -47,9 +49,10 @@ def naive_softmax_rows(scores):
     return np.array(out)
 
 
-def naive_preset_weights(preset):
+def naive_preset_weights(preset, head="coreference"):
     n = len(preset.tokens)
-    links = {(link.source, link.target): link.score for link in preset.links}
+    links = {(link.source, link.target): link.score
+             for link in (preset.links if head == "coreference" else preset.syntax_links)}
     scores = [[links.get((i, j), preset.self_score if i == j else preset.base_score) for j in range(n)] for i in range(n)]
     return naive_softmax_rows(scores)
 
@@ -107,18 +110,89 @@ def test_preset_weights_match_a_naive_softmax_of_the_sparse_scores(preset):
 def test_rule_heads_of_the_presets_match_naive_loops(preset):
     heads = preset_heads(preset, DATA.rule_score)
     n = len(preset.tokens)
-    np.testing.assert_allclose(heads[1], naive_softmax_rows(naive_previous_word(n, DATA.rule_score)), atol=1e-12)
-    np.testing.assert_allclose(heads[2], naive_softmax_rows(naive_same_word(list(preset.tokens), DATA.rule_score)), atol=1e-12)
+    assert HEADS == ("coreference", "syntax", "previous_word")
+    np.testing.assert_allclose(heads[1], naive_preset_weights(preset, "syntax"), atol=1e-12)
+    np.testing.assert_allclose(heads[2], naive_softmax_rows(naive_previous_word(n, DATA.rule_score)), atol=1e-12)
 
 
 def test_rule_heads_point_where_the_rule_says():
     animal = DATA.by_id("animal")
     heads = preset_heads(animal, DATA.rule_score)
-    assert heads[1][0].argmax() == 0  # the first token has no previous word: itself
-    assert [int(heads[1][i].argmax()) for i in range(1, 11)] == list(range(10))
-    # "The" (0) and "the" (4) are the same word: each splits its same-word attention between the two
-    np.testing.assert_allclose(heads[2][0][0], heads[2][0][4])
-    assert heads[2][0][[0, 4]].sum() > 0.9
+    assert heads[2][0].argmax() == 0  # the first token has no previous word: itself
+    assert [int(heads[2][i].argmax()) for i in range(1, 11)] == list(range(10))
+    # the same-word rule is still a core function: "The" (0) and "the" (4) are the same word
+    same = same_word_scores(animal.tokens, DATA.rule_score)
+    assert same[0, 4] == same[0, 0] == DATA.rule_score and same[0, 1] == 0
+
+
+SUBJECTS = {  # the syntax head's hand-designed relation, predicate -> subject, in words
+    "cat": {"座った": "猫", "満足": "それ", "だった": "それ"},
+    "hanako": {"貸した": "花子", "親切": "彼女", "だった": "彼女"},
+    "animal": {"didn't": "animal", "cross": "animal", "was": "it", "tired": "it"},
+}
+
+
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_syntax_head_sends_each_predicate_to_its_subject(preset):
+    syntax = preset_heads(preset, DATA.rule_score)[1]
+    tokens = preset.tokens
+    pairs = {tokens[link.source]: tokens[link.target] for link in preset.syntax_links}
+    assert pairs == SUBJECTS[preset.id]
+    for link in preset.syntax_links:
+        assert pair_weight_and_rank(syntax, link.source, link.target)[1] == 1
+        assert syntax[link.source, link.target] > 0.5  # most of the row, not just the largest
+    # a token without a syntax link keeps its largest weight on itself (self_score > base_score)
+    free = sorted(set(range(len(tokens))) - {link.source for link in preset.syntax_links})
+    assert all(int(syntax[i].argmax()) == i for i in free)
+    # the syntax head differs from the coreference head: the pronoun's row stays on the pronoun
+    assert int(syntax[preset.pronoun].argmax()) == preset.pronoun
+
+
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_multi_head_parts_match_a_naive_loop(preset):
+    heads = preset_heads(preset, DATA.rule_score)
+    parts = multi_head_parts(heads, d_model=12, seed=0)
+    h, n = heads.shape[:2]
+    assert parts.X.shape == (n, 12) and parts.W_V.shape == (h, 12, 4) and parts.W_O.shape == (12, 12)
+    assert parts.head_outputs.shape == (h, n, 4) and parts.concat.shape == (n, 12) and parts.output.shape == (n, 12)
+    for i in range(n):
+        concat = []
+        for k in range(h):
+            V = [[sum(parts.X[j, m] * parts.W_V[k, m, c] for m in range(12)) for c in range(4)] for j in range(n)]
+            out = [sum(heads[k, i, j] * V[j][c] for j in range(n)) for c in range(4)]
+            np.testing.assert_allclose(parts.head_outputs[k, i], out, atol=1e-12)
+            concat += out
+        np.testing.assert_allclose(parts.concat[i], concat, atol=1e-12)
+        mixed = [sum(concat[m] * parts.W_O[m, c] for m in range(12)) for c in range(12)]
+        np.testing.assert_allclose(parts.output[i], mixed, atol=1e-12)
+    again = multi_head_parts(heads, d_model=12, seed=0)
+    np.testing.assert_array_equal(again.output, parts.output)  # seeded: the page shows the same numbers every time
+    assert not np.allclose(multi_head_parts(heads, d_model=12, seed=1).output, parts.output)
+
+
+def test_concat_heads_output_agrees_with_multi_head_attention():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5, 8))
+    W_q, W_k, W_v = (rng.normal(size=(8, 8)) for _ in range(3))
+    out, weights = multi_head_attention(X, W_q, W_k, W_v, n_heads=2)
+    V = split_heads(X @ W_v, 2)
+    concat, mixed = concat_heads_output(weights @ V, np.eye(8))
+    np.testing.assert_allclose(concat, out, atol=1e-12)
+    np.testing.assert_allclose(mixed, out, atol=1e-12)
+    with pytest.raises(ValueError):
+        concat_heads_output(weights @ V, np.eye(6))
+
+
+def test_mix_steps_lays_each_head_in_its_columns():
+    parts = multi_head_parts(preset_heads(DATA.by_id("cat"), DATA.rule_score))
+    steps = mix_steps(parts, 8)
+    assert steps.shape == (5, 12)
+    for k in range(3):
+        block = steps[k, 4 * k:4 * k + 4]
+        np.testing.assert_array_equal(block, parts.head_outputs[k, 8])
+        assert np.isnan(np.delete(steps[k], range(4 * k, 4 * k + 4))).all()
+    np.testing.assert_array_equal(np.nansum(steps[:3], axis=0), steps[3])  # the concatenation is the heads side by side
+    np.testing.assert_array_equal(steps[4], parts.output[8])
 
 
 @settings(max_examples=60, deadline=None)
@@ -235,6 +309,7 @@ def test_matrix_csv_parses_back():
     W = np.random.default_rng(0).dirichlet(np.ones(4), size=4)
     rows = list(csv.reader(io.StringIO(matrix_csv(W, tokens))))
     assert rows[0] == ["query \\ key", *position_labels(tokens)]
+    assert next(csv.reader(io.StringIO(matrix_csv(W, tokens, "クエリ \\ キー"))))[0] == "クエリ \\ キー"
     assert [r[0] for r in rows[1:]] == ["1:=cmd", "2:a,b", '3:"q"', "4:猫"]
     np.testing.assert_allclose(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), W, atol=5e-7)
     assert all(cell[0].isdigit() for r in rows[1:] for cell in r)  # no cell starts with = + - @
@@ -264,6 +339,8 @@ def write(tmp_path: Path, text: str) -> Path:
         ("base_score = 0.0\nself_score = 1.0\npronoun = 8\nantecedent = 0\nglove_text = \"Hanako",
          "base_score = 0.0\nself_score = nan\npronoun = 8\nantecedent = 0\nglove_text = \"Hanako", "presets[1].self_score"),
         ('id = "hanako"', 'id = "cat"', "presets[].id"),
+        ("{ from = 6, to = 0, score = 4.0 },   # 座った -> 猫 (who sat)", "{ from = 6, to = 40, score = 4.0 },",
+         "presets[0].syntax_links[0].to"),
     ],
 )
 def test_validator_names_file_and_field(tmp_path, old, new, field):

@@ -1,0 +1,243 @@
+"""Lesson 3's sections, each a guarded fragment so a widget inside reruns only its section.
+
+``hand_section``: the selected token (a selectbox, or a click on a token marker), its lines and outlined row, the
+three heads and their mixing by W_O. ``glove_section``: the prediction, the GloVe sentence, raw or random Q/K.
+The page (lessons/self_attention.py) keeps the preset and the cut-off outside: changing them reruns both sections.
+Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is moved to the
+selected row on the dict (charts.heads.outline_row), so a token click builds one figure (the lines), not five.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from attention_core.glove import embed, split_known
+from attention_core.self_attention import (
+    HEADS, MULTI_HEAD_SEED, SELF_PREFERENCE_SEEDS, glove_self_attention, lines_to_keep, load_self_attention, matrix_csv,
+    mix_steps, multi_head_parts, pair_weight_and_rank, position_labels, preset_for_sentence, preset_heads,
+    self_preference, top_targets,
+)
+from charts.heads import outline_row
+from charts.matrix import attention_heatmap
+from charts.tokens import token_lines
+from ui.common import (
+    MAX_CHARS, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
+    sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
+)
+from ui.figures import figure_spec
+
+S = "self_attention"
+HEAD_MAP_WIDTH = 420  # px: two maps per row at 1280 x 720 (wide layout), three at 1920; one per row on a phone
+HEAD_MAP_HEIGHT = 460
+
+
+@st.cache_data(show_spinner=False)
+def sa_data():
+    return load_self_attention()
+
+
+@st.cache_data(show_spinner=False)
+def sa_heads(preset_id: str):
+    data = sa_data()
+    return preset_heads(data.by_id(preset_id), data.rule_score)
+
+
+@st.cache_data(show_spinner=False)
+def sa_mix(preset_id: str):
+    return multi_head_parts(sa_heads(preset_id))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def sa_glove(tokens: tuple, mode: str, seed: int, _kv):
+    known, unknown = split_known(list(tokens), _kv)
+    weights = glove_self_attention(embed(known, _kv)[0], mode, seed) if len(known) >= 2 else None
+    return known, unknown, weights
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def sa_self_preference(known: tuple, row: int, _kv):
+    return self_preference(embed(list(known), _kv)[0], row)
+
+
+def heat(weights, tokens, row, **kwargs) -> dict:
+    """A heat-map dict with ``row`` outlined; the figure is built once per matrix, the outline moves on the dict."""
+    return outline_row(figure_spec(attention_heatmap, weights, list(tokens), highlight_row=0, **kwargs), row)
+
+
+def tops(tokens, row, count: int = 3) -> str:
+    return ("、" if translator().lang == "ja" else ", ").join(f"{md_escape(tokens[j])} {row[j]:.1%}" for j in top_targets(row, count))
+
+
+def _on_token_click():  # click on a token marker -> the selected token (the selectbox follows)
+    points = (st.session_state.get("sa_lines") or {}).get("selection", {}).get("points", [])
+    ys = [int(round(p["y"])) for p in points if isinstance(p.get("y"), (int, float))]
+    if ys and 0 <= ys[0] < len(sa_data().by_id(st.session_state.get("sa_preset")).tokens):
+        st.session_state.sa_token = ys[0]
+
+
+def _use_preset_text():
+    st.session_state.sa_text = sa_data().by_id(st.session_state.get("sa_preset")).glove_text
+
+
+@guarded_fragment
+def hand_section(preset_id: str, cutoff: float) -> None:
+    """The hand-designed part: token, lines + coreference matrix, the three heads, the W_O mixing."""
+    t = translator()
+    preset = sa_data().by_id(preset_id)
+    tokens, n = list(preset.tokens), len(preset.tokens)
+    heads = sa_heads(preset.id)
+    coref = heads[0]
+    # the token is in the link as its position (?sa_token=5); a bad one, or one past a shorter sentence, -> the pronoun
+    sel = _token_box(t, tokens, preset)
+    row = coref[sel]
+    keep = lines_to_keep(row, cutoff)
+    left, right = st.columns(2, gap="medium")
+    with left:
+        fig = figure_spec(token_lines, tokens, row, sel, keep=keep, title=t(f"{S}.lines_title", token=tokens[sel]),
+                          value_label=t(f"{S}.value_label"), query_label=t(f"{S}.query_label"),
+                          key_label=t(f"{S}.key_label"))
+        show_plotly(fig, key="sa_lines", on_select=_on_token_click, selection_mode="points")
+        st.caption(t(f"{S}.lines_caption", token=md_escape(tokens[sel]), pos=sel + 1, top=tops(tokens, row),
+                     shown=int(keep.sum()), n=n, mass=f"{row[keep].sum():.1%}"))
+    with right:
+        show_plotly(heat(coref, tokens, sel, title=t(f"{S}.heat_title"), value_label=t(f"{S}.value_label"),
+                         height=fig["layout"]["height"], axis_titles=heatmap_axes(t)), key="sa_heat")
+        csv_download(t(f"{S}.download"), matrix_csv(coref, tokens, t(f"{S}.csv_corner")),
+                     f"self_attention_{preset.id}.csv", key="sa_csv")
+        with st.expander(t(f"{S}.table")):
+            labels = position_labels(tokens)
+            st.dataframe(pd.DataFrame(coref, index=labels, columns=labels).round(4))
+    what_to_try(t, S)
+    heads_grid(t, preset, heads, sel)
+    mix_section(t, preset, sel)
+
+
+def _token_box(t, tokens, preset) -> int:
+    with st.columns(2)[0]:
+        return url_selectbox(t(f"{S}.token"), list(range(len(tokens))), "sa_token",
+                             format_func=lambda i: f"{tokens[i]} ({i + 1})", default=preset.pronoun)
+
+
+def heads_grid(t, preset, heads, sel: int) -> None:
+    """The three heads side by side, each map at least HEAD_MAP_WIDTH wide: a row that is too narrow wraps."""
+    tokens = list(preset.tokens)
+    st.subheader(t(f"{S}.heads_title"))
+    if not st.session_state.get("presenter", False):
+        st.markdown(t(f"{S}.heads_explain", score=f"{sa_data().rule_score:g}"))
+    with st.container(horizontal=True, gap="medium", key="sa_heads_grid"):
+        for name, weights in zip(HEADS, heads):
+            with st.container(width=HEAD_MAP_WIDTH, key=f"sa_head_box_{name}"):
+                show_plotly(heat(weights, tokens, sel, title=t(f"{S}.head_{name}"), height=HEAD_MAP_HEIGHT,
+                                 show_values=False, value_label=t(f"{S}.value_label"), axis_titles=heatmap_axes(t)),
+                            key=f"sa_head_{name}")
+                target = top_targets(weights[sel], 1)[0]
+                st.caption(t(f"{S}.head_caption", source=md_escape(tokens[sel]), target=md_escape(tokens[target]),
+                             weight=f"{weights[sel, target]:.1%}"))
+                csv_download(t(f"{S}.download_head"), matrix_csv(weights, tokens, t(f"{S}.csv_corner")),
+                             f"self_attention_{preset.id}_{name}.csv", key=f"sa_head_csv_{name}")
+
+
+def _numbers(values) -> list[str]:
+    return ["" if v != v else f"{v:+.3f}" for v in values]  # NaN (no number in this head's columns) -> empty cell
+
+
+def mix_section(t, preset, sel: int) -> None:
+    """Concatenate the heads' outputs and mix them with W_O: the shapes, the selected token's numbers, every token."""
+    tokens = list(preset.tokens)
+    parts = sa_mix(preset.id)
+    h, n, d_v = parts.head_outputs.shape
+    hd, d_model = parts.concat.shape[1], parts.output.shape[1]
+    sizes = dict(h=h, n=n, d_v=d_v, hd=hd, d_model=d_model)
+    st.markdown(f"#### {t(f'{S}.mix_title')}")
+    if not st.session_state.get("presenter", False):
+        st.markdown(t(f"{S}.mix_explain", h=h, seed=MULTI_HEAD_SEED))
+    st.markdown(f"**{t(f'{S}.mix_shapes', **sizes)}**")
+    st.caption(t(f"{S}.mix_table_caption", token=md_escape(tokens[sel]), pos=sel + 1, **sizes))
+    names = [t(f"{S}.mix_name_{name}") for name in HEADS]
+    index = [t(f"{S}.mix_row_head", k=k + 1, name=names[k], **sizes) for k in range(h)]
+    index += [t(f"{S}.mix_row_concat", **sizes), t(f"{S}.mix_row_output", **sizes)]
+    steps = mix_steps(parts, sel)
+    st.dataframe(pd.DataFrame([_numbers(r) for r in steps], index=index, columns=[str(j + 1) for j in range(hd)]),
+                 key="sa_mix_steps")
+    labels = position_labels(tokens)
+    concat_cols = [t(f"{S}.csv_concat", k=j + 1) for j in range(hd)]
+    output_cols = [t(f"{S}.csv_output", k=j + 1) for j in range(d_model)]
+    table = pd.concat([pd.DataFrame({t(f"{S}.csv_token"): labels}),
+                       pd.DataFrame(parts.concat, columns=concat_cols).round(6),
+                       pd.DataFrame(parts.output, columns=output_cols).round(6)], axis=1)
+    with st.expander(t(f"{S}.mix_full")):
+        st.caption(t(f"{S}.mix_concat_label", **sizes))
+        st.dataframe(pd.DataFrame(parts.concat, index=labels, columns=concat_cols).round(3))
+        st.caption(t(f"{S}.mix_output_label", **sizes))
+        st.dataframe(pd.DataFrame(parts.output, index=labels, columns=output_cols).round(3))
+    csv_download(t(f"{S}.mix_download"), table, f"self_attention_{preset.id}_multi_head.csv", key="sa_mix_csv")
+
+
+@guarded_fragment
+def glove_section(preset_id: str, cutoff: float) -> None:
+    """Real GloVe vectors, no training: after the prediction, the matrix of the typed sentence, raw or random Q/K."""
+    t = translator()
+    data = sa_data()
+    preset = data.by_id(preset_id)
+    st.subheader(t(f"{S}.glove_title"))
+    if not st.session_state.get("presenter", False):
+        st.markdown(t(f"{S}.glove_explain"))
+    revealed = predict_then_reveal(t, S, 4, 3, key="sa_predict")
+    text = st.text_input(t(f"{S}.text"), value=data.by_id("animal").glove_text, max_chars=MAX_CHARS, key="sa_text",
+                         bind="query-params")
+    c_text, c_mode, c_seed = st.columns([2, 2, 1], vertical_alignment="bottom")
+    c_text.button(t(f"{S}.use_preset"), on_click=_use_preset_text, key="sa_use_preset")
+    random_qk = c_mode.toggle(t(f"{S}.random"), value=False, key="sa_random", bind="query-params")
+    seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="sa_seed",
+                               bind="query-params", disabled=not random_qk)
+    if not revealed:  # said next to the text box, so a sentence typed first is not met by silence
+        st.info(t(f"{S}.answer_first"), icon=":material/arrow_upward:")
+        return
+    glove_tokens = sentence_tokens(t, text)
+    kv = glove_vectors(t) if glove_tokens else None
+    if kv is None:
+        return
+    mode = "random" if random_qk else "raw"
+    known, unknown, G = sa_glove(tuple(glove_tokens), mode, int(seed) if random_qk else 0, kv)
+    show_unknown(t, unknown)
+    if G is None:
+        st.warning(t(f"{S}.few_known"))
+        return
+    match = preset_for_sentence(data, known, preset.id)
+    q = match[1][0] if match else 0
+    title = t(f"{S}.glove_random", seed=int(seed)) if random_qk else t(f"{S}.glove_raw")
+    g_left, g_right = st.columns(2, gap="medium")
+    g_keep = lines_to_keep(G[q], cutoff)
+    g_fig = figure_spec(token_lines, known, G[q], q, keep=g_keep, title=t(f"{S}.glove_lines_title", token=known[q]),
+                        value_label=t(f"{S}.value_label"), query_label=t(f"{S}.query_label"),
+                        key_label=t(f"{S}.key_label"))
+    with g_left:
+        show_plotly(g_fig, key="sa_glove_lines")
+        st.caption(t(f"{S}.glove_caption", token=md_escape(known[q]), pos=q + 1, top=tops(known, G[q])))
+    with g_right:
+        show_plotly(heat(G, known, q, title=title, value_label=t(f"{S}.value_label"), height=g_fig["layout"]["height"],
+                         axis_titles=heatmap_axes(t)), key="sa_glove_heat")
+        csv_download(t(f"{S}.download_glove"), matrix_csv(G, known, t(f"{S}.csv_corner")),
+                     f"self_attention_glove_{mode}.csv", key="sa_glove_csv")
+    pref = sa_self_preference(tuple(known), q, kv)
+    st.caption(t(f"{S}.self_pref", token=md_escape(known[q]), n=pref["n"], raw_self=f"{pref['raw_self']:.1%}",
+                 raw_rank=pref["raw_rank"], raw_rest=f"{1 - pref['raw_self']:.1%}", raw_top_rows=pref["raw_top_rows"],
+                 last_seed=SELF_PREFERENCE_SEEDS - 1, random_self=f"{pref['random_self']:.1%}",
+                 uniform=f"{1 / pref['n']:.1%}", random_rank=f"{pref['random_rank']:.1f}",
+                 random_top_share=f"{pref['random_top_share']:.1%}"))
+    if match is None:
+        st.info(t(f"{S}.no_pair", source=preset.glove_pair[0], target=preset.glove_pair[1]))
+        return
+    ref, (gi, gj) = match
+    hand_w, hand_r = pair_weight_and_rank(sa_heads(ref.id)[0], ref.pronoun, ref.antecedent)
+    glove_w, glove_r = pair_weight_and_rank(G, gi, gj)
+    m_hand, m_glove = st.columns(2)
+    m_hand.metric(t(f"{S}.contrast_hand", source=ref.tokens[ref.pronoun], target=ref.tokens[ref.antecedent]),
+                  f"{hand_w:.1%}", t(f"{S}.contrast_rank", rank=hand_r, n=len(ref.tokens)), delta_color="off",
+                  delta_arrow="off", border=True)
+    m_glove.metric(t(f"{S}.contrast_glove", source=md_escape(known[gi]), target=md_escape(known[gj])),
+                   f"{glove_w:.1%}", t(f"{S}.contrast_rank", rank=glove_r, n=len(known)), delta_color="off",
+                   delta_arrow="off", border=True)
+    st.caption(t(f"{S}.contrast_caption", source_hand=ref.tokens[ref.pronoun], target_hand=ref.tokens[ref.antecedent],
+                 rank_hand=hand_r, n_hand=len(ref.tokens), target=md_escape(known[gj]), rank=glove_r, n=len(known)))
