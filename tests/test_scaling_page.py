@@ -143,3 +143,36 @@ def test_presenter_mode_hides_the_long_texts():
     assert not any("At small d" in c.value for c in at.caption)
     assert not any("Take a query" in m.value for m in at.markdown)
     assert len(plotly_figures(at)) == 4
+
+
+
+def recorded_downloads(monkeypatch):
+    """Make AppTest keep every media file it stores: {url: bytes} (as tests/test_causal_page.py does)."""
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files = {}
+
+    class Recording(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
+            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
+            files[self.get_url(file_id)] = path_or_data
+            return file_id
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+    return files
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_csv_has_a_bom_and_keeps_english_snake_case_headers(lang, monkeypatch):
+    """Issue 13 item 8: scaling_table.csv is UTF-8 with a BOM, its headers English snake_case in both languages."""
+    files = recorded_downloads(monkeypatch)
+    at = run_page(PAGE, lang)
+    at.radio(key="scaling_predict").set_value(4).run()
+    assert_clean(at)
+    (button,) = at.get("download_button")
+    data = files[button.proto.url]
+    assert data.startswith(b"\xef\xbb\xbf")
+    lines = data.decode("utf-8-sig").splitlines()
+    assert lines[0].startswith("d,var_qk,var_qk_se,var_ratio,var_ratio_se,max_unscaled")
+    assert len(lines) == 1 + len(DIM_CHOICES)

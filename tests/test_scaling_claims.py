@@ -1,0 +1,125 @@
+"""What the scaling page's sentences claim, computed from the core at the page's defaults (issue 12, items 3 and 11).
+
+- "what to try": with scaling on, one query's largest weight still moves with d, while its distribution (the
+  table's mean largest weight) stays put.
+- the sampling temperature: tau -> 0 gives the argmax, a large tau the uniform row, entropy grows with tau.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attention_core.attention import entropy, softmax
+from attention_core.scaling import (
+    DIM_CHOICES, NEXT_WORD_SCORES, SAMPLE_COUNT, TEMPERATURE_CHOICES, prefix_weights, random_query_keys,
+    sample_from_uniforms, sampling_sweep, temperature_probabilities,
+)
+from tests.apptest_utils import assert_clean, plotly_figures, run_page
+from ui.scaling_sections import TABLE_SEED, table
+
+PAGE = "lessons/scaling.py"
+DEFAULT_KEYS, DEFAULT_SEED, DEFAULT_TAU = 8, 0, 1.0
+
+
+def one_query_scaled_max():
+    q, K = random_query_keys(DEFAULT_KEYS, DEFAULT_SEED)
+    return dict(zip(DIM_CHOICES, prefix_weights(q, K, DIM_CHOICES, True, DEFAULT_TAU).max(axis=1)))
+
+
+def test_one_querys_largest_weight_moves_with_d_even_when_scaled():
+    top = one_query_scaled_max()
+    assert f"{top[4]:.3f}" == "0.219" and f"{top[256]:.3f}" == "0.627" and f"{top[1024]:.3f}" == "0.479"
+    assert max(top.values()) - min(top.values()) > 0.3, "the sentence says it moves: by far more than the table's"
+
+
+def test_the_distribution_stays_the_same_with_scaling():
+    mean_max = table()["max_scaled"]
+    assert TABLE_SEED == 0
+    assert np.ptp(mean_max) < 0.02, mean_max  # 0.235 -> 0.247
+    assert np.all((0.22 < mean_max) & (mean_max < 0.26))
+    assert table()["max_unscaled"][-1] > 0.9  # the contrast the prediction asks about
+    spread_one_query = np.ptp(list(one_query_scaled_max().values()))
+    assert spread_one_query > 10 * np.ptp(mean_max)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_what_to_try_text_quotes_the_computed_figures(lang):
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    text = at.info[0].value
+    top, mean_max = one_query_scaled_max(), table()["max_scaled"]
+    for figure in (top[4], top[256], top[1024], mean_max[0], mean_max[-1]):
+        assert f"{figure:.3f}" in text, (figure, text)
+    assert ("nothing changes" not in text) and ("様子は変わりません" not in text)
+
+
+def test_the_figures_follow_the_seed():
+    at = run_page(PAGE, query={"scaling_seed": "7"})
+    q, K = random_query_keys(DEFAULT_KEYS, 7)
+    top = prefix_weights(q, K, [256], True, DEFAULT_TAU).max()
+    assert f"{top:.3f}" in at.info[0].value
+
+
+# --- the sampling temperature of a language model ---
+
+def test_cold_is_the_argmax_and_hot_is_uniform():
+    p = temperature_probabilities(NEXT_WORD_SCORES, [1e-3, 1.0, 1e4])
+    assert p[0, np.argmax(NEXT_WORD_SCORES)] == pytest.approx(1.0)
+    np.testing.assert_allclose(p[2], 1 / len(NEXT_WORD_SCORES), atol=1e-3)
+    run = sampling_sweep(NEXT_WORD_SCORES, TEMPERATURE_CHOICES, SAMPLE_COUNT, 0)
+    assert np.all(run["samples"][0] == np.argmax(NEXT_WORD_SCORES)), "at tau = 0.05 every draw is the top word"
+    assert len(set(run["samples"][-1])) >= 4, "at tau = 20 the draws are diverse"
+    assert run["probs"][-1].max() - run["probs"][-1].min() < 0.05
+
+
+def test_temperature_probabilities_match_a_loop():
+    taus = [0.05, 0.3, 1.0, 7.0]
+    p = temperature_probabilities(NEXT_WORD_SCORES, taus)
+    for row, tau in zip(p, taus):
+        e = [np.exp(s / tau - max(NEXT_WORD_SCORES) / tau) for s in NEXT_WORD_SCORES]
+        np.testing.assert_allclose(row, np.array(e) / sum(e), rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-10, 10), min_size=2, max_size=8), st.floats(0.01, 50), st.floats(1.01, 5))
+def test_entropy_never_falls_as_the_temperature_rises(scores, tau, factor):
+    p = temperature_probabilities(scores, [tau, tau * factor])
+    h = entropy(p)
+    assert h[1] >= h[0] - 1e-9
+
+
+def test_the_page_temperatures_give_a_rising_entropy():
+    run = sampling_sweep(NEXT_WORD_SCORES, TEMPERATURE_CHOICES, SAMPLE_COUNT, 0)
+    assert np.all(np.diff(run["entropy"]) > 0)
+    assert run["entropy"][0] < 0.01 and run["entropy"][-1] > 0.98 * np.log(len(NEXT_WORD_SCORES))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.01, 1), min_size=1, max_size=7), st.lists(st.floats(0, 0.999999), min_size=1, max_size=9))
+def test_inverse_cdf_sampling_matches_a_loop(weights, u):
+    p = np.array(weights) / sum(weights)
+    got = sample_from_uniforms(p, u)
+    for draw, x in zip(got, u):
+        total, want = 0.0, len(p) - 1
+        for i, w in enumerate(p):
+            total += w
+            if x * p.sum() < total:
+                want = i
+                break
+        assert draw == want
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_sampling_chart_and_its_caption(lang):
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    fig = plotly_figures(at)[-1]
+    assert [f["name"] for f in fig["frames"]] == [f"{t:g}" for t in TEMPERATURE_CHOICES]
+    assert fig["layout"]["sliders"][0]["active"] == TEMPERATURE_CHOICES.index(1.0)
+    p = softmax(np.array(NEXT_WORD_SCORES))
+    caption = " ".join(c.value for c in at.caption)
+    assert f"{p.max():.3f}" in caption and "1.000" in caption
+    hot = temperature_probabilities(NEXT_WORD_SCORES, [TEMPERATURE_CHOICES[-1]])[0]
+    assert f"{hot.min():.3f}" in caption and f"{hot.max():.3f}" in caption
+    assert any(("Hand-designed" in c.value) or ("手作り" in c.value) or ("手で" in c.value) for c in at.caption)
