@@ -146,8 +146,10 @@ def unseen_state(widget: Widget, current: WidgetState | None, seen: set[tuple],
         now = current.bool_value if current is not None else p.default
         return _pick_unseen(widget, [not now], seen, rng, lambda b: WidgetState(id=wid, bool_value=b))
     if kind in ("text_input", "text_area"):
-        text = current.string_value if current is not None and current.HasField("string_value") else (
-            p.default if p.HasField("default") else "")
+        # From the page's own sentence (its default), so sentences stay in the lesson's vocabulary and length
+        # (at most one word fewer); a widget without a default sentence starts from what it shows.
+        text = p.default if p.HasField("default") and len(p.default.split()) >= 2 else (
+            current.string_value if current is not None and current.HasField("string_value") else "")
         words = text.split()
         if len(words) < 2:
             return None
