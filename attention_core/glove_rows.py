@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention import attention_weights, softmax
+from .attention import SeedLike, as_generator, attention_weights, softmax
 from .training import projection_pair
 
 
@@ -44,6 +44,19 @@ def projected_rows_over_seeds(X, query_index: int, d_k: int, seeds, chunk: int =
         scores = np.einsum("nd,sd->sn", X, u) / np.sqrt(d_k)
         out[start : start + len(pairs)] = softmax(scores, axis=-1)
     return out
+
+
+def direction_ranks(X, target_index: int, n_draws: int, seed: SeedLike) -> np.ndarray:
+    """X: (n, d) -> (n_draws,) rank of ``target_index`` in X g for n_draws Gaussian directions g (one generator).
+
+    The same distribution as the target's rank in projected_row over seeds, for every query word and every d_k:
+    the row is softmax(X u / sqrt(d_k)) with u = W_K W_Q^T x_query, and for Gaussian (Glorot) W_Q, W_K the vector
+    u given q = W_Q^T x_query is N(0, sigma^2 |q|^2 I): its direction is uniform on the sphere, whatever the query
+    and d_k, and the softmax keeps the order of the scores. So d numbers per draw suffice, not 2 d d_k.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    G = as_generator(seed).standard_normal((int(n_draws), X.shape[1]))
+    return ranks_in_rows(G @ X.T, target_index)
 
 
 def ranks_in_rows(rows, index: int) -> np.ndarray:

@@ -10,9 +10,9 @@ from attention_core.glove import embed, split_known
 from ui.common import (
     MAX_CHARS, glove_vectors, md_escape, page_header, sentence_tokens, show_unknown, translator, what_to_try,
 )
-from ui.glove_sections import S, section_cloud, section_random, section_raw, section_train, trained_row
+from ui.glove_sections import S, section_cloud, section_random, section_raw, section_train, trained_row, word_choice
 
-DEFAULT_SENTENCE = "the animal did not cross the street because it was too tired"
+DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired"  # as on the other pages
 DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"
 
 t = translator()
@@ -40,11 +40,10 @@ if len(unique) < 2:
     st.warning(t("glove.one_word", word=md_escape(unique[0])))
     st.stop()
 c1, c2 = st.columns(2, gap="medium")
-query = c1.selectbox(t("glove.query_label"), unique, key="glove_query", bind="query-params",
-                     index=unique.index(DEFAULT_QUERY) if DEFAULT_QUERY in unique else 0)
+query = word_choice(c1, t("glove.query_label"), unique, "glove_query", DEFAULT_QUERY if DEFAULT_QUERY in unique else unique[0])
 targets = [w for w in unique if w != query]
-target = c2.selectbox(t("glove.target_label"), targets, key="glove_target", bind="query-params",
-                      index=targets.index(DEFAULT_TARGET) if DEFAULT_TARGET in targets else 0)
+target = word_choice(c2, t("glove.target_label"), targets, "glove_target",
+                     DEFAULT_TARGET if DEFAULT_TARGET in targets else targets[0])
 if DEFAULT_QUERY not in unique:
     c1.info(t("glove.no_default_query", word=DEFAULT_QUERY, query=md_escape(query)))
 if DEFAULT_TARGET not in targets:

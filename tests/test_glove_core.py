@@ -242,3 +242,86 @@ def test_missing_or_broken_file_is_named(tmp_path: Path):
 def test_good_copy_loads(tmp_path: Path):
     shutil.copy(DATA_DIR / "pronoun_sentences.toml", tmp_path)
     assert load_pronoun_dataset(tmp_path).train == load_pronoun_dataset().train
+
+
+# --- the page's rank histogram: random directions (issue 11) -------------------------------------------------------
+PAGE_SENTENCE = "The animal didn't cross the street because it was too tired"  # the GloVe page's default
+
+
+@pytest.fixture(scope="module")
+def page_vectors(glove):
+    return embed(tokenize(PAGE_SENTENCE), glove)[0]
+
+
+def test_the_rank_depends_only_on_the_direction_of_wk_wq_x(page_vectors):
+    """Identity behind direction_ranks: the projected row's order is the order of X (W_K W_Q^T x_query)."""
+    from attention_core.glove_rows import direction_ranks  # noqa: F401 - the function the identity justifies
+
+    X = page_vectors
+    for seed in range(20):
+        for d_k in (16, 64):
+            W_q, W_k = projection_pair(50, d_k, seed)
+            u = W_k @ (W_q.T @ X[8])
+            row = projected_row(X, 8, d_k, seed)
+            for target in range(X.shape[0]):
+                assert ranks_in_rows(row, target) == ranks_in_rows(X @ u, target)
+
+
+def test_direction_ranks_match_full_matrices_over_seeds(page_vectors):
+    """The histogram the page draws (2,000 directions) against 2,000 seeds of full W_Q, W_K (the old experiment):
+    the same distribution up to sampling noise, for two query words and two d_k."""
+    from attention_core.glove_rows import direction_ranks
+
+    X, target, n = page_vectors, 1, page_vectors.shape[0]
+    page = rank_counts(direction_ranks(X, target, 2000, 0), n) / 2000
+    for query, d_k in ((8, 16), (6, 64)):  # "it" and "street"
+        seeds = rank_counts(ranks_in_rows(projected_rows_over_seeds(X, query, d_k, range(2000)), target), n) / 2000
+        assert np.abs(page - seeds).max() < 0.04, (query, d_k, page, seeds)  # ~4 standard errors
+
+
+def test_the_page_histogram_is_u_shaped_symmetric_and_centred(page_vectors):
+    """The conclusion the page draws (hist_caption, b_symmetry) at its defaults: mean rank ~ the middle, both ends
+    above the uniform share, top and bottom about equal."""
+    from attention_core.glove_rows import direction_ranks
+
+    X, n = page_vectors, page_vectors.shape[0]
+    counts = rank_counts(direction_ranks(X, 1, 2000, 0), n)
+    summary = rank_summary(counts)
+    assert summary["seeds"] == 2000 and counts.sum() == 2000
+    assert abs(summary["mean_rank"] - (n + 1) / 2) < 0.4
+    assert summary["top_share"] > 2 * summary["uniform_share"] and summary["bottom_share"] > 2 * summary["uniform_share"]
+    assert abs(summary["top_share"] - summary["bottom_share"]) < 0.04
+    middle = counts[3 : n - 3] / 2000
+    assert middle.max() < summary["top_share"] and middle.max() < summary["bottom_share"]
+    # seeded: the same histogram every time
+    np.testing.assert_array_equal(direction_ranks(X, 1, 2000, 0), direction_ranks(X, 1, 2000, 0))
+
+
+def test_raw_row_claim_function_words_first(page_vectors):
+    """predict_why: "it" scores highest against itself and short function words (n't, because, too); animal 10 of 12."""
+    words = tokenize(PAGE_SENTENCE)
+    row = raw_row(page_vectors, words.index("it"))
+    top = [words[i] for i in sorted_order(row)[:4]]
+    assert top == ["it", "n't", "because", "too"]
+    assert int(ranks_in_rows(row, words.index("animal"))) == 10
+
+
+@pytest.mark.parametrize("token, english", [
+    ("cat", True), ("café", True), ("42", True), (".", True), ("n't", True), ("'s", True),
+    ("。", False), ("猫", False), ("猫が好き", False), ("、", False), ("€", False), ("«", False),
+])
+def test_english_tokens(token, english):
+    from attention_core.glove import is_english_token
+
+    assert is_english_token(token) is english
+
+
+def test_split_known_leaves_out_non_english_rows_glove_has(glove):
+    from attention_core.glove import non_english, split_known
+
+    assert "。" in glove.key_to_index  # GloVe 6B has a row for it ...
+    known, unknown = split_known(tokenize("猫がマットの上に座った。 the cat"), glove)
+    assert known == ["the", "cat"]  # ... but it is not English
+    assert unknown == ["猫がマットの上に座った", "。"] and non_english(unknown) == unknown
+    X, unknown2 = embed(tokenize("猫。"), glove)
+    assert X.shape == (0, 50) and unknown2 == ["猫", "。"]

@@ -12,7 +12,7 @@ from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
 
 PAGE = "lessons/glove_experiment.py"
-DEFAULT = "the animal did not cross the street because it was too tired"
+DEFAULT = "The animal didn't cross the street because it was too tired"  # as the other pages write it
 WORDS = tokenize(DEFAULT)
 QI, TI = WORDS.index("it"), WORDS.index("animal")
 
@@ -160,7 +160,7 @@ def test_query_and_target_words(X):
     ("     ", "Type a sentence first"),
     ("xqzzyv blorptang fnordle", "at least two words"),
     ("😀 🙃 🐱", "at least two words"),
-    ("猫がマットの上に座った。それは満足そうだった。", "at least two different words"),  # GloVe knows only "。"
+    ("猫がマットの上に座った。それは満足そうだった。", "English-only"),  # not a chart of "。" (issue 13 item 10)
     ("猫が座った。", "at least two words"),
     ("it", "at least two words"),
     ("the the the", "at least two different words"),
@@ -279,3 +279,82 @@ def test_presenter_mode_hides_long_texts():
     at.run()
     check_clean(at)
     assert len(at.markdown) < long_before
+
+
+def _tracked(at):
+    """(query box, target box, the target word the page's rank sentence names)."""
+    import re
+
+    q, tgt = at.selectbox(key="glove_query"), at.selectbox(key="glove_target")
+    assert q.value in q.options and tgt.value in tgt.options and q.value != tgt.value
+    proto_default = tgt.proto.default if not tgt.proto.set_value else None
+    named = re.search(r"“([^”]+)” ranks \*\*", shown(at)).group(1)
+    return q.value, tgt.value, named, proto_default
+
+
+def test_sentence_long_short_one_word_long_in_one_session():
+    """Issue 13 items 1 and 6: query and target follow the sentence; the boxes show the words the page computes."""
+    at = open_page()
+    at.selectbox(key="glove_target").set_value("street").run()
+    at.selectbox(key="glove_query").set_value("tired").run()
+    check_clean(at)
+    sequence = [
+        "the cat sat on the mat because it wanted to sleep !",  # no "tired", no "street": both fall back
+        "the dog didn't sleep because it was cold",
+        "it dog",
+        "dog",  # one word: no boxes, a message
+        "the the the",
+        DEFAULT,
+        "Paris is where I was born , and after many years of travel , long winters , new languages and new friends",
+        DEFAULT,
+    ]
+    for text in sequence:
+        at.text_input(key="glove_sentence").input(text).run()
+        assert_clean(at)
+        if text in ("dog", "the the the"):
+            assert not [s for s in at.selectbox if s.key in ("glove_query", "glove_target")]
+            continue
+        query, target, named, _ = _tracked(at)
+        assert named == target, (text, named, target)  # what the box shows is what the page tracks
+        tokens = tokenize(text)
+        assert query in tokens and target in tokens
+        if "it" in tokens:
+            assert query == "it"  # "tired" left with the first sentence; the default query came back and stays
+    assert _tracked(at)[:3] == ("it", "animal", "animal")
+
+
+def test_a_kept_word_stays_and_a_box_is_rewritten_when_the_options_change():
+    at = open_page()
+    at.selectbox(key="glove_target").set_value("street").run()
+    at.text_input(key="glove_sentence").input("the street was wide and it was long").run()
+    assert _tracked(at)[1:3] == ("street", "street")  # still there: kept
+    at.text_input(key="glove_sentence").input("the road was wide and it was long !").run()
+    target = at.selectbox(key="glove_target")
+    assert target.value == "the" and _tracked(at)[2] == "the"  # "street" is gone: the first other word
+    assert target.proto.set_value, "the browser is told the new value, not left showing an old index"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_japanese_typed_says_english_only(lang):
+    at = open_page(lang)
+    at.text_input(key="glove_sentence").input("猫がマットの上に座った。").run()
+    check_clean(at)
+    note = " ".join(i.value for i in at.info)
+    assert ("English-only" in note) if lang == "en" else ("英語専用" in note)
+    assert not plotly_figures(at) and "。" in note
+    assert "“。”" not in shown(at) and "「。」" not in shown(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_csv_downloads_have_a_bom_and_translated_headers(lang, monkeypatch):
+    from tests.test_causal_page import recorded_downloads
+
+    files = recorded_downloads(monkeypatch)
+    at = answer(open_page(lang))
+    data = {b.key: files[b.proto.url] for b in at.get("download_button")}
+    assert {"glove_raw_download", "glove_hist_download"} <= set(data)
+    for blob in data.values():
+        assert blob.startswith(b"\xef\xbb\xbf")
+    header = data["glove_hist_download"].decode("utf-8-sig").splitlines()[0]
+    assert header == ("rank,draws,share,uniform share" if lang == "en" else "順位,抽選回数,割合,一様分布の割合") or (
+        lang == "ja" and not any(c.isascii() and c.isalpha() for c in header))

@@ -5,26 +5,26 @@ Each section wires widgets -> attention_core -> charts -> text; the math lives i
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from dataclasses import asdict
 
+import pandas as pd
 import streamlit as st
 
 from attention_core.glove_rows import (
-    all_ranks, projected_row, projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row, sorted_order,
+    all_ranks, direction_ranks, projected_row, rank_counts, rank_summary, ranks_in_rows, raw_row, sorted_order,
 )
 from attention_core.pca import pca_3d
 from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.training import TrainSetting, accuracy, answer_ranks, head_rows, sentence_row, train_head
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
-from ui.common import md_escape, predict_then_reveal, show_plotly, url_selectbox
+from ui.common import csv_download, guarded_fragment, md_escape, predict_then_reveal, show_plotly, url_selectbox
 from ui.figures import figure_spec
 
 S = "glove"
-N_SEEDS = 2000
+N_DRAWS = 2000  # random directions in the rank histogram: shares to about +-1 percentage point
+HIST_SEED = 0  # the histogram's one generator
 DK_OPTIONS = [16, 50, 64]
 TRAIN_DK = [2, 4, 8, 16, 50, 64]
 TRAIN_LR = [0.003, 0.01, 0.03, 0.1, 0.3]
@@ -48,9 +48,20 @@ def projected_weights(X, qi: int, d_k: int, seed: int):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def seed_rank_counts(X, qi: int, ti: int, d_k: int, n_seeds: int = N_SEEDS):
-    rows = projected_rows_over_seeds(X, qi, d_k, range(n_seeds))
-    return rank_counts(ranks_in_rows(rows, ti), X.shape[0])
+def draw_rank_counts(X, ti: int, n_draws: int = N_DRAWS):
+    """The histogram: the same for every query word and d_k (attention_core.glove_rows.direction_ranks says why)."""
+    return rank_counts(direction_ranks(X, ti, n_draws, HIST_SEED), X.shape[0])
+
+
+def word_choice(container, label: str, options: list, key: str, default):
+    """A word selectbox bound to the link that follows the sentence: when the options change, a word no longer
+    offered falls back to ``default``, and the choice is written back so the box shows the word the page uses."""
+    seen = f"_{key}_options"
+    if key in st.session_state and st.session_state.get(seen) != options:
+        current = st.session_state[key]
+        st.session_state[key] = current if current in options else default
+    st.session_state[seen] = list(options)
+    return container.selectbox(label, options, index=options.index(default), key=key, bind="query-params")
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -71,14 +82,6 @@ def evaluation(W_q, W_k, W_q0, W_k0, context: bool, _batch, split: str):
     return after, before
 
 
-def csv_text(columns: dict) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(list(columns))
-    writer.writerows(zip(*columns.values()))
-    return out.getvalue()
-
-
 def row_table(t, words, weights, target_index: int) -> dict:
     """The row as a table sorted by weight (rank, word, position, weight); the target is marked."""
     order = sorted_order(weights)
@@ -95,10 +98,10 @@ def show_table(t, table: dict, key: str, file_name: str) -> None:
     weight_col = t("glove.col_weight")
     st.dataframe(table, hide_index=True, key=f"{key}_table",
                  column_config={weight_col: st.column_config.NumberColumn(format="%.4f")})
-    st.download_button(t("glove.download"), csv_text(table), file_name=file_name, mime="text/csv",
-                       key=f"{key}_download", icon=":material/download:")
+    csv_download(t("glove.download"), pd.DataFrame(table), file_name, f"{key}_download")
 
 
+@guarded_fragment
 def section_raw(t, words, X, qi: int, ti: int):
     """(a) Q = K = the raw 50-d vectors. Returns the query's row."""
     st.subheader(t("glove.a_header"))
@@ -146,14 +149,14 @@ def section_random(t, words, X, qi: int, ti: int):
     show_plotly(figure_spec(weight_bars, words, row,
                             title=t("glove.bars_projected", query=words[qi], seed=seed, d_k=d_k),
                             highlight=ti, value_label=t("glove.weight")), key="glove_projected_bars")
-    counts = seed_rank_counts(X, qi, ti, d_k)
+    counts = draw_rank_counts(X, ti)
     summary = rank_summary(counts)
-    show_plotly(figure_spec(rank_histogram, counts, highlight_rank=rank if seed < N_SEEDS else None,
-                            title=t("glove.hist_title", target=words[ti], seeds=N_SEEDS, d_k=d_k),
+    show_plotly(figure_spec(rank_histogram, counts, highlight_rank=rank,
+                            title=t("glove.hist_title", target=words[ti], seeds=N_DRAWS),
                             rank_label=t("glove.rank_axis"), share_label=t("glove.share_axis"),
                             observed_label=t("glove.observed"), uniform_label=t("glove.uniform")),
                 key="glove_rank_hist")
-    st.caption(t("glove.hist_caption", last=N_SEEDS - 1, target=md_escape(words[ti]),
+    st.caption(t("glove.hist_caption", draws=N_DRAWS, rank=rank, target=md_escape(words[ti]),
                  mean=f"{summary['mean_rank']:.2f}", uniform_mean=f"{summary['uniform_mean_rank']:.1f}",
                  top=f"{100 * summary['top_share']:.1f}", bottom=f"{100 * summary['bottom_share']:.1f}",
                  uniform=f"{100 * summary['uniform_share']:.1f}",
@@ -161,16 +164,18 @@ def section_random(t, words, X, qi: int, ti: int):
                  bottom_half=f"{100 * summary['bottom_half_share']:.1f}"))
     if not presenter():
         st.markdown(t("glove.b_symmetry"))
+        st.caption(t("glove.hist_why", draws=N_DRAWS, hist_seed=HIST_SEED, d=X.shape[1], numbers=2 * X.shape[1] * d_k,
+                     target=md_escape(words[ti])))
     ranks = list(range(1, len(words) + 1))
-    st.download_button(t("glove.download_hist"), csv_text({
+    csv_download(t("glove.download_hist"), pd.DataFrame({
         t("glove.col_rank"): ranks, t("glove.col_count"): [int(c) for c in counts],
-        t("glove.col_share"): [float(c) / N_SEEDS for c in counts],
+        t("glove.col_share"): [float(c) / N_DRAWS for c in counts],
         t("glove.col_uniform"): [1.0 / len(words)] * len(words),
-    }), file_name="glove_rank_distribution.csv", mime="text/csv", key="glove_hist_download",
-        icon=":material/download:")
+    }), "glove_rank_distribution.csv", "glove_hist_download")
     return row
 
 
+@guarded_fragment
 def section_cloud(t, words, X, qi: int, rows: dict) -> None:
     """(c) 3-D PCA of the word vectors; the query's weights as size, colour and line width."""
     st.subheader(t("glove.c_header"))
@@ -227,6 +232,7 @@ def trained_row(words, X, qi: int):
     return sentence_row(state["W_q"], state["W_k"], X, qi, state["setting"]["context"])
 
 
+@guarded_fragment
 def section_train(t, kv, words, X, qi: int, ti: int) -> None:
     """(d) Learn W_Q and W_K on pronoun sentences; report loss, held-out accuracy and the user's row."""
     st.subheader(t("glove.d_header"))
@@ -246,6 +252,7 @@ def section_train(t, kv, words, X, qi: int, ti: int) -> None:
     setting = train_controls(t)
     if st.button(t("glove.train_button"), type="primary", key="glove_train", icon=":material/model_training:"):
         run_training(t, train_batch, setting)
+        st.rerun()  # the whole page: (c) offers the trained weights at once
     state = st.session_state.get(TRAINED)
     if state is None:
         st.info(t("glove.not_trained"))
