@@ -20,7 +20,8 @@ from attention_core.library import (
 from charts.bars import weight_bars
 from charts.library import blend_bar, key_heatmap, value_plane, value_swatches
 from ui.common import (
-    current_lang, md_escape, page_header, predict_then_reveal, show_plotly, translator, url_selectbox, what_to_try,
+    csv_download, current_lang, md_escape, page_header, predict_then_reveal, show_plotly, translator, url_selectbox,
+    what_to_try,
 )
 from ui.figures import figure_spec
 
@@ -181,13 +182,15 @@ with st.expander(t("qkv.table_title"), expanded=step > 0):
         if revealed:
             row[t("qkv.col_contribution")] = vector_text(found.contributions[i], 2)
         rows.append(row)
-    if revealed:
+    if revealed:  # the output has no key, value, dot product or score of its own: those cells stay empty
         rows.append({t("qkv.col_book"): t("qkv.output_row"), t("qkv.col_weight"): 100 * found.total,
                      t("qkv.col_contribution"): vector_text(found.output, 2)})
-    table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True, column_config={
-        t(f"qkv.col_{c}"): st.column_config.NumberColumn(format="%.2f") for c in ("dot", "score", "weight")})
-    st.download_button(t("qkv.csv"), table.to_csv(index=False).encode("utf-8"), mime="text/csv",
-                       file_name=f"qkv_library_step{step}.csv", key="qkv_csv", on_click="ignore")
+    table = pd.DataFrame(rows)  # numbers as numbers (the CSV); the screen shows them as text, blanks as ""
+    numeric = [t(f"qkv.col_{c}") for c in ("dot", "score", "weight") if t(f"qkv.col_{c}") in table]
+    shown = table.astype(object).where(table.notna(), "")
+    for column in numeric:
+        shown[column] = [number_text(x) if x != "" else "" for x in shown[column]]
+    st.dataframe(shown, hide_index=True)
+    csv_download(t("qkv.csv"), table, f"qkv_library_step{step}.csv", key="qkv_csv")
 
 what_to_try(t, S)
