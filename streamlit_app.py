@@ -1,27 +1,46 @@
 """Attention, live: the entry point. The frame (page config, sidebar, navigation) and the error boundary."""
 
 from contextlib import suppress
+from pathlib import Path
 
 import streamlit as st
 from streamlit.errors import FragmentHandledException, StreamlitAPIException
 
-from ui.common import MAX_CHARS, md_escape, presenter_style, render_error_boundary, translator
+from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, presenter_style, render_error_boundary, translator
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from ui.scaling_sections import start_table
 
-st.set_page_config(page_title="Attention, live", page_icon=":material/hub:", layout="wide")
+start_table()  # lesson 4's seed-independent table: once per process, in a background thread (later calls: no-op)
 
-# The language lives in the URL as ?lang=en|ja (the code, not the label), so a copied link keeps it.
-if "lang" not in st.session_state:
-    requested = st.query_params.get("lang", DEFAULT_LANGUAGE)
-    st.session_state.lang = requested if requested in LANGUAGES else DEFAULT_LANGUAGE
-    st.session_state.lang_notice = requested not in LANGUAGES
+# A local image, served by this server: a ":material/...:" page icon makes the browser fetch it from a font CDN,
+# the one request that left the machine (an offline classroom has no such CDN).
+PAGE_ICON = Path(__file__).resolve().parent / "assets" / "page_icon.png"
+st.set_page_config(page_title="Attention, live", page_icon=PAGE_ICON, layout="wide")
+st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # (ui.common.show_stored_choice)
+
+# The language lives in the URL as ?lang=en|ja (the code, not the label), held by a hidden text box bound to the URL.
+# Streamlit's browser side carries bound parameters over a page change, so a page change needs no URL write of ours
+# (each write after the page's own is one more browser-history entry). The visible picker below sets it.
+if "lang" not in st.session_state and st.query_params.get("lang", DEFAULT_LANGUAGE) not in LANGUAGES:
+    st.query_params.pop("lang", None)  # the session's first run, with a language the app does not have:
+    st.session_state.lang_notice = True  # start again without it (the box would read it from the link)
+    st.rerun()
+
+
+def _pick_language() -> None:
+    st.session_state.lang = st.session_state.language
+
+
 with st.sidebar:
-    st.selectbox("Language / 言語", list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
-if st.session_state.lang == DEFAULT_LANGUAGE:
-    st.query_params.pop("lang", None)
-else:
-    st.query_params["lang"] = st.session_state.lang
+    with st.container(key="lang_param"):
+        st.text_input("lang", value=DEFAULT_LANGUAGE, max_chars=8, key="lang", bind="query-params",
+                      label_visibility="collapsed")
+    st.html("<style>.st-key-lang_param { display: none; }</style>")
+    if st.session_state.get("language") != current_lang():  # a link, Back/Forward: the picker follows the URL
+        st.session_state.language = current_lang()
+    st.selectbox("Language / 言語", list(LANGUAGES), format_func=LANGUAGES.get, key="language",
+                 on_change=_pick_language)
 
 t = translator()
 with st.sidebar:
@@ -46,6 +65,9 @@ PAGES = [
 
 page = st.navigation(PAGES)
 link_params = st.query_params.to_dict()
+# A widget that already held a value did not take it from the URL in this run, so a value of it that disappears from
+# the URL now (a person went back to a default, a new preset reset a token) is no bad link: only report the others.
+held = {name for name in link_params if name in st.session_state}
 dropped_now = {}
 for name in unusable_link_params(link_params, MAX_CHARS):  # widgets read the link as it was when the run began,
     with suppress(StreamlitAPIException):  # so drop these values and start again without them (reported below)
@@ -62,5 +84,6 @@ except Exception as exc:  # the error boundary: one broken page never shows a tr
     render_error_boundary(exc, t)
 finally:  # also after st.stop(), so a page that stops early still says which link values it ignored
     dropped = list(st.session_state.pop("dropped_link_params", {}).items())
-    for name, value in dropped + ignored_link_params(link_params, st.query_params.to_dict(), st.session_state):
+    for name, value in dropped + ignored_link_params(link_params, st.query_params.to_dict(), st.session_state,
+                                                                    held):
         st.toast(t("common.bad_link_param", name=md_escape(name[:40]), value=md_escape(value[:40])))

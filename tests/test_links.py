@@ -19,3 +19,11 @@ def test_invalid_params_are_reported():
 
 def test_unknown_param_is_reported():
     assert ignored_link_params({"token": "999"}, {}, {}) == [("token", "999")]
+
+
+def test_values_the_widgets_already_held_are_not_reported():
+    """sa_token=1 was written by the app itself (a person picked 猫); going back to それ drops it: no link involved."""
+    before = {"sa_token": "1", "scaling_d": "abc"}
+    state = {"sa_token": 8, "scaling_d": 64}
+    assert ignored_link_params(before, {}, state, held={"sa_token"}) == [("scaling_d", "abc")]
+    assert ignored_link_params(before, {}, state) == [("sa_token", "1"), ("scaling_d", "abc")]

@@ -179,13 +179,13 @@ def test_language_switch_keeps_the_state(section):
     at = run_page(FILES[section], "en", query=LINKS[section])
     key = "home" if section == "home" else section
     assert at.title[0].value == load_strings("en")[f"{key}.title"]
-    at.selectbox(key="lang").set_value("ja").run()
+    at.selectbox(key="language").set_value("ja").run()
     assert_clean(at)
     assert at.title[0].value == load_strings("ja")[f"{key}.title"]
     assert at.query_params.get("lang") == "ja"
     for name, value in LINKS[section].items():
         assert same(widget(at, name).value, value), name
-    at.selectbox(key="lang").set_value("en").run()
+    at.selectbox(key="language").set_value("en").run()
     assert at.title[0].value == load_strings("en")[f"{key}.title"]
     assert "lang" not in at.query_params
 
@@ -216,3 +216,134 @@ def test_presenter_mode_hides_long_texts_and_keeps_controls(page, lang):
         assert layout["font"]["size"] == 20
         for axis in [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]:
             assert axis.get("tickfont", {}).get("size", 16) >= 16
+
+
+# --- no false "bad link" notice (issue 13 item 5) -------------------------------------------------------------------
+# (page, picker, a non-default choice, the default): a person picks another choice, then goes back to the default.
+BACK_TO_DEFAULT = [
+    ("self_attention", "sa_token", 1, 8),  # 猫 (or "cat"), then それ ("it"), the preset's pronoun
+    ("self_attention", "sa_preset", "hanako", "cat"),  # also resets the token to the new preset's pronoun
+    ("causal", "causal_preset", "street_wide", "animal_tired"),  # "...too wide", then "...too tired"
+    ("causal", "causal_leak_how", "random", "word"),
+    ("rnn", "rnn_preset", "custom", "long_memory"),
+    ("qkv", "qkv_query", "physics", "cats_feel"),
+    ("glove", "glove_cloud", "projected", "raw"),
+    ("scaling", "scaling_d", 256, 64),  # a widget bound by Streamlit itself
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("section, key, other, default", BACK_TO_DEFAULT, ids=[f"{c[0]}-{c[1]}" for c in BACK_TO_DEFAULT])
+def test_going_back_to_a_default_is_no_bad_link(section, key, other, default, lang):
+    at = run_page(FILES[section], lang)
+    assert widget(at, key).value == default
+    widget(at, key).set_value(other)
+    at.run()
+    assert toasts(at) == []
+    assert key in at.query_params or key not in ID_PARAMS  # (Streamlit's browser side writes a bound one's URL)
+    widget(at, key).set_value(default)
+    at.run()
+    assert_clean(at)
+    assert toasts(at) == [], "no link was involved"
+    assert key not in at.query_params
+
+
+def test_a_bad_link_is_still_reported_after_the_page_was_used():
+    """The notice is for values read from a link: a second bad link in a session that already has state is reported."""
+    at = run_page(FILES["self_attention"], "en", query={"sa_token": "999"})
+    assert len(toasts(at)) == 1
+    widget(at, "sa_token").set_value(1)
+    at.run()
+    widget(at, "sa_token").set_value(8)
+    at.run()
+    assert toasts(at) == []
+
+
+# --- what a control shows is what the page computes with (issue 13 item 6) ------------------------------------------
+class ShownChoices:
+    """What the browser shows in each keyed radio and selectbox.
+
+    Streamlit 1.67's frontend keeps the chosen option's label. A run changes it only by sending ``set_value`` (with
+    ``raw_value``); a widget mounted anew starts at its ``default`` index (none for ``index=None``); a label that is
+    not among the widget's current options shows as no selection.
+    """
+
+    def __init__(self, at):
+        """Start from a page whose earlier runs were not watched: assume it showed what it computed."""
+        self.labels = {w.key: None if w.index is None else w.options[w.index] for w in self._widgets(at)}
+
+    @staticmethod
+    def _widgets(at):
+        return [w for w in list(at.radio) + list(at.selectbox) if w.key]
+
+    def update(self, at, clicked: tuple[str, ...] = ()) -> None:
+        labels = {}
+        for w in self._widgets(at):
+            proto = w.proto
+            if w.key in clicked:  # the person clicked it: the browser shows what was clicked
+                labels[w.key] = None if w.index is None else w.options[w.index]
+            elif proto.set_value:
+                labels[w.key] = proto.raw_value or None
+            elif w.key in self.labels:
+                labels[w.key] = self.labels[w.key]
+            else:
+                labels[w.key] = proto.options[proto.default] if proto.HasField("default") else None
+        self.labels = labels
+
+    def mismatches(self, at) -> dict:
+        """key -> (shown, computed with) wherever they differ."""
+        out = {}
+        for w in self._widgets(at):
+            label = self.labels.get(w.key)
+            shown = label if label in list(w.options) else None
+            computed = None if w.index is None else w.options[w.index]
+            if shown != computed:
+                out[w.key] = (shown, computed)
+        return out
+
+
+def answer_and_track(at, shown: ShownChoices) -> None:
+    keys = []
+    for radio in at.radio:
+        if radio.key and radio.key.endswith("_predict"):
+            radio.set_value(2)
+            keys.append(radio.key)
+    at.run()
+    shown.update(at, clicked=tuple(keys))
+
+
+@pytest.mark.parametrize("section", list(LINKS))
+def test_language_switch_keeps_every_choice_shown(section):
+    at = run_page(FILES[section], "en", query=LINKS[section])
+    shown = ShownChoices(at)
+    answer_and_track(at, shown)
+    assert shown.mismatches(at) == {}
+    computed = {k: widget(at, k).value for k in shown.labels}
+    for lang in ("ja", "en", "ja"):
+        at.selectbox(key="language").set_value(lang).run()
+        shown.update(at, clicked=("language",))
+        assert_clean(at)
+        assert shown.mismatches(at) == {}, lang
+        assert {k: widget(at, k).value for k in shown.labels if k != "language"} == \
+            {k: v for k, v in computed.items() if k != "language"}
+        at.run()  # a later run (no set_value any more) still shows it
+        shown.update(at)
+        assert shown.mismatches(at) == {}, lang
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_prediction_stays_shown_when_the_sentence_comes_back(lang):
+    """Clear the sentence (the page stops before the question), type it again: the answer shows with its feedback."""
+    at = run_page(FILES["glove"], lang)
+    shown = ShownChoices(at)
+    answer_and_track(at, shown)
+    feedback = [w.value for w in at.warning]
+    assert feedback
+    at.text_input(key="glove_sentence").input("").run()
+    shown.update(at)
+    assert not [r for r in at.radio if r.key == "glove_predict"]
+    at.text_input(key="glove_sentence").input("the animal did not cross the street because it was too tired").run()
+    shown.update(at)
+    assert_clean(at)
+    assert shown.mismatches(at) == {}
+    assert shown.labels["glove_predict"] is not None and [w.value for w in at.warning] == feedback

@@ -77,12 +77,43 @@ def what_to_try(t: Translator, section: str) -> None:
     st.info(t(f"{section}.try"), icon=":material/lightbulb:")
 
 
+FULL_RUN = "_full_run"  # counted by the frame (streamlit_app.py): one per full script run; fragment reruns do not count
+_SHOWN = "_choice_shown"  # widget key -> (language, full run) of its last drawing
+
+
+def show_stored_choice(key: str) -> None:
+    """Call right before drawing a radio/selectbox ``key``: the browser then shows the choice the page computes with.
+
+    Streamlit 1.67 keeps such a widget's value in the browser as the option's *label*. After a language switch that
+    label is no longer among the (translated) options, so the browser shows no selection while the server keeps the
+    option; and a widget that comes back after a run that did not draw it (a page that stopped early: empty sentence)
+    mounts at its default (``index=None``: nothing) while the server keeps the old answer. In both cases the stored
+    value is assigned again, which makes Streamlit send it with the widget, labelled in the current language.
+    """
+    state = st.session_state
+    now = (current_lang(), state.get(FULL_RUN, 0))
+    shown = state.setdefault(_SHOWN, {})
+    last = shown.get(key)
+    if key in state and last is not None and (last[0] != now[0] or last[1] < now[1] - 1):
+        state[key] = state[key]
+    shown[key] = now
+
+
+def _history_navigation() -> bool:
+    """True in the run the browser's Back/Forward started (the URL then decides every linked choice)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.is_history_navigation)
+
+
 def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int, key: str) -> bool:
     """Ask locales' ``<section>.predict_q`` with options ``predict_1..n``; True once the learner has answered.
 
     The page shows the figure that settles the question only after this returns True.
     """
     options = list(range(1, n_options + 1))
+    show_stored_choice(key)
     with st.container(border=True):
         choice = st.radio(
             t(f"{section}.predict_q"),
@@ -153,22 +184,25 @@ def url_selectbox(label: str, options, key: str, format_func=str, default=None, 
     the frame then shows ``common.bad_link_param``. A stored value that is no longer an option (the options
     changed) also falls back to ``default``. After the widget is drawn, its id is written to the URL, or removed
     at the default. Like a bound widget, the choice outlives a visit to another page (``persist_state="session"``).
-    Callbacks may still set ``st.session_state[key]`` before this call as usual.
+    Callbacks may still set ``st.session_state[key]`` before this call as usual. On Back/Forward the URL decides
+    again (as Streamlit does for bound widgets), and ``show_stored_choice`` keeps the shown choice in step.
     """
     options = list(options)
     default = options[0] if default is None else default
     ids = {str(option): option for option in options}
     allowed = lambda v: v in options or (allow_none and v is None)  # noqa: E731
-    if key not in st.session_state:
+    from_history = _history_navigation()
+    if key not in st.session_state or from_history:
         raw = st.query_params.get(key)
         if raw is not None and (raw in ids or (allow_none and raw == URL_NONE)):
             st.session_state[key] = ids.get(raw)
-        else:
+        else:  # (Back to an entry without the parameter: that view had the default)
             st.session_state[key] = default
             if raw is not None:
                 st.query_params.pop(key, None)
     elif not allowed(st.session_state[key]):
         st.session_state[key] = default
+    show_stored_choice(key)
     kwargs.setdefault("persist_state", "session")  # back on the page later, the choice is still there (as bound ones)
     value = (widget or st.selectbox)(label, options, key=key, format_func=format_func, **kwargs)
     wanted = None if value == default else (URL_NONE if value is None else str(value))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 FRAME_PARAMS = {"lang", "presenter"}  # handled by the frame itself
 
@@ -14,16 +14,19 @@ def _as_url_text(value) -> str:
     return str(value)
 
 
-def ignored_link_params(before: Mapping[str, str], after: Mapping[str, str], state: Mapping[str, object]) -> list[tuple[str, str]]:
+def ignored_link_params(before: Mapping[str, str], after: Mapping[str, str], state: Mapping[str, object],
+                        held: Collection[str] = ()) -> list[tuple[str, str]]:
     """(param, value) pairs a link carried that the page dropped as invalid.
 
-    Streamlit removes a bound parameter from the URL both when its value is invalid and when it equals the
-    widget's default; only the first is worth a notice, so a dropped parameter whose value the widget now
-    holds is not reported.
+    Only a value the page read from the URL in this run can be a bad link: ``held`` names the parameters whose
+    widget already had a value when the run began (set by a person, or by the app: a preset that resets its
+    token), so a drop of theirs is a return to a default, never a link. Streamlit also removes a bound parameter
+    when its value equals the widget's default; that is not worth a notice either, so a dropped parameter whose
+    value the widget now holds is not reported.
     """
     ignored = []
     for name, value in before.items():
-        if name in FRAME_PARAMS or name in after:
+        if name in FRAME_PARAMS or name in after or name in held:
             continue
         if name in state and _as_url_text(state[name]).lower() == str(value).lower():
             continue
