@@ -138,22 +138,22 @@ def _fresh_app(options, args, log_path: Path) -> StreamlitServer:
 
 
 def _miss_phase(options, args, out_dir: Path) -> dict:
-    """Two fresh servers, presenter mode off then on, the same seed: the same unseen values in both."""
-    passes = {}
-    for presenter in (False, True):
-        name = "on" if presenter else "off"
-        print(f"miss: one student, every lesson widget, unseen values, presenter {name} (fresh server)", flush=True)
-        with _fresh_app(options, args, out_dir / f"server-miss-{name}.log") as app:
-            app.wait_healthy(timeout=90)
-            pages = _pages(app.url, args)
-            passes[name] = asyncio.run(miss.miss_pass(app.url, pages, per_widget=args.miss_rounds, seed=args.seed,
-                                                      presenter=presenter, read_cpu=lambda: read_proc_cpu_s(app.pid),
-                                                      timeout=args.timeout))
-            passes[name]["server_tracebacks"] = app.log_tracebacks()
+    """Two fresh servers, presenter mode off and on, driven change by change with the same unseen values."""
+    print("miss: one student, every lesson widget, unseen values, presenter off and on (two fresh servers)", flush=True)
+    with _fresh_app(options, args, out_dir / "server-miss-off.log") as off, \
+            _fresh_app(options, args, out_dir / "server-miss-on.log") as on:
+        off.wait_healthy(timeout=90)
+        on.wait_healthy(timeout=90)
+        pages = _pages(off.url, args)
+        lanes = [miss.Lane("off", off.url, lambda: read_proc_cpu_s(off.pid)),
+                 miss.Lane("on", on.url, lambda: read_proc_cpu_s(on.pid))]
+        passes = asyncio.run(miss.miss_passes(lanes, pages, per_widget=args.miss_rounds, seed=args.seed,
+                                              timeout=args.timeout))
+        tracebacks = off.log_tracebacks() + on.log_tracebacks()
     (out_dir / "miss-records.json").write_text(json.dumps({k: v["records"] for k, v in passes.items()}))
     long_actions = tuple(k.strip() for k in args.long_actions.split(",") if k.strip())
     summary = miss.miss_summary(passes["off"], passes["on"], long_actions)
-    summary["server_tracebacks"] = sum(p["server_tracebacks"] for p in passes.values())
+    summary["server_tracebacks"] = tracebacks
     return summary
 
 

@@ -1,8 +1,9 @@
 """The "miss" phase (issue 11): one student, every widget of every page, each changed to a value the server
 has not seen before, so every interaction is a cache miss of whatever the page computes from it.
 
-A fresh server per pass (presenter mode off, then on, with the same seed, so both passes send exactly the
-same values and compute the same things). Per page: open it, then round by round change each widget of the
+Two fresh servers side by side, one driven with presenter mode off and one with it on (`?presenter=true`):
+every change goes to both, one after the other (alternating which goes first), so both compute the same
+things under the same machine conditions, and only one server works at a time. Per page: open it, then round by round change each widget of the
 lesson (sidebar widgets are the frame's: language, presenter, export format, and are left alone) to an
 unseen value: an unused slider grid point or option, a new seed, a new order of the sentence's words (or
 the sentence one word shorter), another subset. Widgets that appear later (after a reveal) join the next
@@ -190,78 +191,113 @@ def widget_rng(seed: int, page: str, name: str) -> random.Random:
     return random.Random(zlib.crc32(f"{seed}|{page}|{name}".encode()))
 
 
-async def miss_page(tab: StreamlitTab, page: str, *, per_widget: int, seed: int, seen: Seen,
-                    read_cpu: Callable[[], float | None], presenter: bool) -> tuple[list[MissRecord], dict]:
-    """Open `page`, then `per_widget` rounds over its lesson widgets, each change to an unseen value."""
-    query = "presenter=true" if presenter else ""
-    opened = await tab.open_page(page, query)
-    info = {"open_ms": round(opened.latency_s * 1000, 1), "open_errors": opened.errors, "exhausted": [],
-            "sidebar_skipped": sorted({widget_name(w) for w in tab.drivable_widgets() if w.in_sidebar}),
-            "undriven": sorted({widget_name(w) for w in tab.widgets if not w.drivable})}
+@dataclass
+class Lane:
+    """One server of the miss phase: presenter mode off or on, its tab, its CPU reader, its records."""
+
+    name: str  # "off" / "on"
+    url: str
+    read_cpu: Callable[[], float | None]
+    tab: StreamlitTab | None = None
+    records: list[MissRecord] = field(default_factory=list)
+    pages: dict = field(default_factory=dict)
+
+    @property
+    def presenter(self) -> bool:
+        return self.name == "on"
+
+    @property
+    def query(self) -> str:
+        return "presenter=true" if self.presenter else ""
+
+
+async def _change(lane: Lane, page: str, name: str, state: WidgetState) -> None:
+    """Send `state` (a value computed for the leading lane) to this lane's widget of the same name."""
+    tab = lane.tab
+    widget = next((w for w in tab.drivable_widgets() if widget_name(w) == name), None)
+    if widget is None:
+        return
+    state = WidgetState.FromString(state.SerializeToString())
+    state.id = widget.id
+    triggers = [state] if widget.kind == "button" else []
+    if not triggers:
+        tab.states[widget.id] = state
+    await asyncio.sleep(PAUSE_S)
+    cpu0 = lane.read_cpu()
+    result = await tab._run("widget", triggers=triggers, widget=name, fragment_id=widget.fragment_id)
+    await asyncio.sleep(SETTLE_S)
+    cpu1 = lane.read_cpu()
+    cpu_ms = None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) * 1000, 1)
+    lane.records.append(MissRecord(page_label(page), name, widget.kind, round(result.latency_s * 1000, 2), cpu_ms,
+                                   result.bytes_received, list(result.errors), result.fragment, lane.presenter))
+    if tab.ws is None:  # the run failed and dropped the socket: come back on the page
+        await tab.connect()
+        await tab.open_page(page, lane.query)
+
+
+async def miss_page(lanes: list[Lane], page: str, *, per_widget: int, seed: int, seen: Seen) -> None:
+    """Open `page` on every lane, then `per_widget` rounds over the lesson widgets of the first lane, each
+    change to a value unseen on its server, sent to every lane in turn (the order alternates)."""
     label = page_label(page)
-    records: list[MissRecord] = []
+    for lane in lanes:
+        opened = await lane.tab.open_page(page, lane.query)
+        tab = lane.tab
+        lane.pages[label] = {
+            "open_ms": round(opened.latency_s * 1000, 1), "open_errors": opened.errors, "exhausted": [],
+            "sidebar_skipped": sorted({widget_name(w) for w in tab.drivable_widgets() if w.in_sidebar}),
+            "undriven": sorted({widget_name(w) for w in tab.widgets if not w.drivable}),
+            "lesson_widgets": sorted({widget_name(w) for w in tab.drivable_widgets() if not w.in_sidebar})}
+    lead = lanes[0].tab
     exhausted: set[str] = set()
     rngs: dict[str, random.Random] = {}
+    turn = 0
     for _ in range(per_widget):
-        for w in tab.drivable_widgets():
-            seen.add(label, widget_name(w), tab.states.get(w.id))
-        names = [widget_name(w) for w in tab.drivable_widgets() if not w.in_sidebar]
+        for w in lead.drivable_widgets():
+            seen.add(label, widget_name(w), lead.states.get(w.id))
+        names = [widget_name(w) for w in lead.drivable_widgets() if not w.in_sidebar]
         for name in dict.fromkeys(names):
             if name in exhausted:
                 continue
-            widget = next((w for w in tab.drivable_widgets() if widget_name(w) == name), None)
+            widget = next((w for w in lead.drivable_widgets() if widget_name(w) == name), None)
             if widget is None:  # gone after an earlier change of this round (e.g. the sentence changed)
                 continue
-            seen.add(label, name, tab.states.get(widget.id))
+            seen.add(label, name, lead.states.get(widget.id))
             rng = rngs.setdefault(name, widget_rng(seed, label, name))
-            state = unseen_state(widget, tab.states.get(widget.id), seen.of(label, name), rng)
+            state = unseen_state(widget, lead.states.get(widget.id), seen.of(label, name), rng)
             if state is None:
                 exhausted.add(name)
                 continue
             seen.add(label, name, state)
-            triggers = []
-            if widget.kind == "button":
-                triggers.append(state)
-            else:
-                tab.states[widget.id] = state
-            await asyncio.sleep(PAUSE_S)
-            cpu0 = read_cpu()
-            result = await tab._run("widget", triggers=triggers, widget=name, fragment_id=widget.fragment_id)
-            await asyncio.sleep(SETTLE_S)
-            cpu1 = read_cpu()
-            cpu_ms = None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) * 1000, 1)
-            records.append(MissRecord(label, name, widget.kind, round(result.latency_s * 1000, 2), cpu_ms,
-                                      result.bytes_received, list(result.errors), result.fragment, presenter))
-            for w in tab.drivable_widgets():  # values the run itself set (a callback, a clamp) are seen too
-                seen.add(label, widget_name(w), tab.states.get(w.id))
-            if tab.ws is None:  # the run failed and dropped the socket: come back on the page
-                await tab.connect()
-                await tab.open_page(page, query)
-    info["exhausted"] = sorted(exhausted)
-    return records, info
+            order = lanes if turn % 2 == 0 else lanes[::-1]
+            turn += 1
+            for lane in order:
+                await _change(lane, page, name, state)
+            for w in lead.drivable_widgets():  # values the run itself set (a callback, a clamp) are seen too
+                seen.add(label, widget_name(w), lead.states.get(w.id))
+    for lane in lanes:
+        lane.pages[label]["exhausted"] = sorted(exhausted)
 
 
-async def miss_pass(url: str, pages: list[str], *, per_widget: int, seed: int, presenter: bool,
-                    read_cpu: Callable[[], float | None], timeout: float = 30.0) -> dict:
-    """Every page in its own session on one server; the same seed gives the same values in both passes."""
-    records: list[MissRecord] = []
-    pages_info = {}
+async def miss_passes(lanes: list[Lane], pages: list[str], *, per_widget: int, seed: int,
+                      timeout: float = 30.0) -> dict:
+    """Every page in its own session on each lane's server; the same values to every lane, change by change."""
     seen = Seen()
     for page in pages:
-        tab = StreamlitTab(url, timeout=timeout)
-        await tab.connect()
+        for lane in lanes:
+            lane.tab = StreamlitTab(lane.url, timeout=timeout)
+            await lane.tab.connect()
+        counts = [len(lane.records) for lane in lanes]
         try:
-            recs, info = await miss_page(tab, page, per_widget=per_widget, seed=seed, seen=seen,
-                                         read_cpu=read_cpu, presenter=presenter)
+            await miss_page(lanes, page, per_widget=per_widget, seed=seed, seen=seen)
         finally:
-            await tab.close()
-        records += recs
-        pages_info[page_label(page)] = info
-        s = summarize([r.__dict__ for r in recs])
-        print(f"  {page_label(page):16s} presenter {'on ' if presenter else 'off'} {len(recs):3d} misses, "
-              f"p50 {report._fmt(s['p50_ms'])} ms, p95 {report._fmt(s['p95_ms'])} ms, "
-              f"CPU mean {report._fmt(s['cpu_ms_mean'])} ms, errors {s['errors']}", flush=True)
-    return {"records": [r.__dict__ for r in records], "pages": pages_info}
+            for lane in lanes:
+                await lane.tab.close()
+        for lane, n in zip(lanes, counts):
+            s = summarize([r.__dict__ for r in lane.records[n:]])
+            print(f"  {page_label(page):16s} presenter {lane.name:3s} {s['n']:3d} misses, "
+                  f"p50 {report._fmt(s['p50_ms'])} ms, p95 {report._fmt(s['p95_ms'])} ms, "
+                  f"CPU mean {report._fmt(s['cpu_ms_mean'])} ms, errors {s['errors']}", flush=True)
+    return {lane.name: {"records": [r.__dict__ for r in lane.records], "pages": lane.pages} for lane in lanes}
 
 
 def summarize(records: list[dict]) -> dict:
@@ -341,7 +377,8 @@ def presenter_ratios(off: list[dict], on: list[dict], long_actions: tuple[str, .
 def markdown(summary: dict) -> list[str]:
     f, kb = report._fmt, report._kb
     lines = ["", "#### One student, a cache miss per interaction (every lesson widget, presenter mode off / on)", "",
-             "Each change sends a value this server has not seen (fresh server per pass, same values in both). "
+             "Each change sends a value the server has not seen; two fresh servers, presenter off and on, get the same "
+             "change one after the other (alternating which goes first). "
              "CPU = the server process's CPU time around the interaction (/proc, 10 ms ticks: a mean over n).", "",
              "| page | widget | kind | n | p50 off (ms) | p95 off (ms) | CPU off (ms) | p50 on (ms) | p95 on (ms) "
              "| CPU on (ms) | kB mean | errors |",
@@ -372,7 +409,7 @@ def markdown(summary: dict) -> list[str]:
     notes = []
     for name, pages in summary["pages"].items():
         for page, info in pages.items():
-            if info["exhausted"] and name == "off":
+            if info.get("exhausted") and name == "off":
                 notes.append(f"{page}: out of unseen values: {', '.join(info['exhausted'])}")
     if notes:
         lines += ["", "Widgets that ran out of unseen values before the last round (fewer n): " + "; ".join(notes) + "."]
