@@ -113,8 +113,8 @@ def order_section(X, words: list, safe: list, labels: list, seed: int):
                             zmax=None, colorscale=DIVERGING, value_label="PE", show_values=False,
                             axis_titles=(t("transformer.axis_dim"), t("transformer.axis_position"))),
                 key="transformer_pe_fig")
-    st.caption(t("transformer.pe_caption", p1=f"{pe[1, 0]:.4f}", p1c=f"{pe[1, 1]:.4f}", last=d - 1,
-                 plast=f"{pe[n - 1, d - 1]:.4f}", pos=n - 1))
+    st.caption(t("transformer.pe_caption", values=t("transformer.pe_values", p1=f"{pe[1, 0]:.4f}", p1c=f"{pe[1, 1]:.4f}",
+                                                    last=d - 1, plast=f"{pe[n - 1, d - 1]:.4f}", pos=n - 1)))
     names = {"plain": t("transformer.mode_plain"), "positional": t("transformer.mode_positional")}
     moved = [labels[i] for i in check.perm]
     show_plotly(figure_spec(change_bars, moved, check.row_change, names, title=t("transformer.perm_title"),

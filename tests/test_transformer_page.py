@@ -1,0 +1,172 @@
+"""Lesson 7 (lessons/transformer_block.py) in AppTest: both languages, the figures equal the core's numbers, the
+sentence-dependent slider follows the sentence, bad input and extreme values give messages, never tracebacks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from attention_core.causal import RANDOM_DIM, random_word_vectors
+from attention_core.glove import embed
+from attention_core.transformer import (
+    block_weights, permutation_check, seeded_permutation, sinusoidal_encoding, transformer_block,
+)
+from tests.apptest_utils import assert_clean, decode_array, run_page
+from tests.test_bad_input import BAD_TEXTS, assert_nothing_broken, figure_key
+from tests.test_japanese_ui import english_leaks
+from tests.visible_text import visible_texts
+from ui.common import md_escape
+from ui.i18n import load_strings
+
+PAGE = "lessons/transformer_block.py"
+DEFAULT = "the cat sat on the warm mat"
+
+
+def figs(at) -> dict:
+    return {figure_key(el): json.loads(el.proto.spec) for el in at.get("plotly_chart")}
+
+
+def revealed(lang="en", query=None):
+    at = run_page(PAGE, lang, query=query)
+    assert_clean(at)
+    at.radio(key="transformer_predict").set_value(1).run()
+    assert_clean(at)
+    return at
+
+
+def text(at) -> str:
+    return "\n".join(str(el.value) for kind in ("markdown", "caption", "info", "warning") for el in at.get(kind))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_page_renders_and_reveals(lang):
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    assert at.title[0].value == load_strings(lang)["transformer.title"]
+    assert set(figs(at)) == {"transformer_out_fig", "transformer_local_fig"}  # the shuffle waits for the prediction
+    at.radio(key="transformer_predict").set_value(1).run()
+    assert_clean(at)
+    assert set(figs(at)) == {"transformer_pe_fig", "transformer_perm_fig", "transformer_out_fig",
+                             "transformer_local_fig"}
+    assert at.get("download_button"), "the block output can be downloaded"
+    assert at.latex, "the formula is shown"
+    assert at.info, "a what-to-try hint"
+
+
+def test_figures_and_sentences_hold_the_core_numbers(glove):
+    at = revealed()
+    X, _ = embed(DEFAULT.split(), glove)
+    n, d = X.shape
+    W = block_weights(d, 0)
+    check = permutation_check(X, seeded_permutation(n, 0), W.attention)
+    f = figs(at)
+    np.testing.assert_allclose(decode_array(f["transformer_pe_fig"]["data"][0]["z"]), sinusoidal_encoding(n, d))
+    bars = f["transformer_perm_fig"]["data"]
+    np.testing.assert_allclose(decode_array(bars[0]["y"]), check.row_change["plain"])
+    np.testing.assert_allclose(decode_array(bars[1]["y"]), check.row_change["positional"])
+    Y = transformer_block(X, W, "relu")["add_norm_2"]
+    np.testing.assert_allclose(decode_array(f["transformer_out_fig"]["data"][0]["z"]), Y)
+    local = f["transformer_local_fig"]["data"]
+    ffn = decode_array(local[0]["y"])
+    j = (n + 1) // 2 - 1
+    assert ffn[j] > 0 and np.all(np.delete(ffn, j) == 0.0)
+    assert np.all(decode_array(local[1]["y"]) > 0)
+    shown = text(at)
+    en = load_strings("en")
+    assert en["transformer.plain_result"].format(max=f"{check.max_difference['plain']:.1e}", changed=0, n=n) in shown
+    assert en["transformer.pe_result"].format(max=f"{check.max_difference['positional']:.3f}", changed=n, n=n) in shown
+    order = " ".join(DEFAULT.split()[i] for i in check.perm)
+    assert en["transformer.shuffled"].format(order=md_escape(order)) in shown
+
+
+def test_activation_and_seeds_change_the_block():
+    at = revealed()
+    before = figs(at)["transformer_out_fig"]
+    at.radio(key="transformer_act").set_value("gelu").run()
+    assert_clean(at)
+    assert at.query_params.get("transformer_act") == "gelu"
+    gelu = figs(at)["transformer_out_fig"]
+    assert gelu != before
+    at.number_input(key="transformer_seed").set_value(5).run()
+    assert_clean(at)
+    assert figs(at)["transformer_out_fig"] != gelu
+
+
+def test_random_vectors_mode_matches_the_core():
+    at = revealed(query={"transformer_glove": "false", "transformer_seed": "3", "transformer_perm": "4"})
+    X = random_word_vectors(DEFAULT.split(), RANDOM_DIM, 3)
+    check = permutation_check(X, seeded_permutation(len(X), 4), block_weights(RANDOM_DIM, 3).attention)
+    bars = figs(at)["transformer_perm_fig"]["data"]
+    np.testing.assert_allclose(decode_array(bars[1]["y"]), check.row_change["positional"])
+
+
+def test_slider_follows_the_sentence_long_short_one_long():
+    at = revealed()
+    box = lambda: at.text_input(key="transformer_text")  # noqa: E731
+    box().input(" ".join(["cat", "dog", "bird", "fish"] * 10)).run()  # 40 tokens
+    assert_clean(at)
+    at.slider(key="transformer_pos").set_value(40).run()
+    assert_clean(at)
+    for sentence, n in (("the cat sat", 3), ("cat", 1), (" ".join(["cat", "dog"] * 20), 40), ("a b", 2)):
+        box().input(sentence).run()
+        assert_nothing_broken(at)
+        sliders = [s for s in at.slider if s.key == "transformer_pos"]
+        if n == 1:
+            assert not sliders and at.info  # one token: no slider, and nothing to shuffle (said so)
+        else:
+            assert sliders[0].max == n and 1 <= sliders[0].value <= n
+        assert "transformer_local_fig" in figs(at)
+
+
+@pytest.mark.parametrize("case", ["empty", "ten_thousand_chars", "too_many_tokens", "emoji", "script",
+                                  "img_onerror", "japanese", "unknown_only", "markdown", "latex"])
+def test_bad_text_gives_a_message(case):
+    at = revealed()
+    at.text_input(key="transformer_text").input(BAD_TEXTS[case]).run()
+    assert_nothing_broken(at)
+    if not figs(at):
+        assert at.warning, case
+    at.text_input(key="transformer_text").input(DEFAULT).run()  # and back to a working page
+    assert_nothing_broken(at)
+    assert len(figs(at)) == 4
+
+
+def test_japanese_typed_with_glove_off_still_runs():
+    at = revealed(query={"transformer_glove": "false"})
+    at.text_input(key="transformer_text").input(BAD_TEXTS["japanese"]).run()
+    assert_nothing_broken(at)
+    assert len(figs(at)) == 4
+
+
+@pytest.mark.parametrize("end", [0, -1])
+def test_extreme_values(end):
+    at = revealed()
+    for kind in ("number_input", "slider"):
+        for w in getattr(at, kind):
+            if w.key and w.key.startswith("transformer_"):
+                w.set_value([w.min, w.max][end])
+    at.toggle(key="transformer_glove").set_value(end == 0)
+    at.run()
+    assert_nothing_broken(at)
+    assert len(figs(at)) == 4
+
+
+@pytest.mark.parametrize("query", [{}, {"transformer_glove": "false", "transformer_act": "gelu"}])
+def test_japanese_page_shows_no_english_ui_text(query):
+    at = revealed("ja", query)
+    texts = visible_texts(at)
+    assert len(texts) > 10
+    tokens = set(DEFAULT.split())  # the English example sentence's own words may show (another locale may translate one)
+    assert [leak for leak in english_leaks(texts) if leak not in tokens] == []
+
+
+def test_link_opens_the_same_state():
+    query = {"transformer_text": "the dog saw the dog", "transformer_glove": "false", "transformer_seed": "2",
+             "transformer_perm": "9", "transformer_act": "gelu", "transformer_pos": "5"}
+    at = revealed("ja", query)
+    assert at.text_input(key="transformer_text").value == "the dog saw the dog"
+    assert at.slider(key="transformer_pos").value == 5
+    assert at.radio(key="transformer_act").value == "gelu"
+    assert at.number_input(key="transformer_perm").value == 9
