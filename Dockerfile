@@ -1,5 +1,5 @@
 # The app as one container: `docker build -t attention-live . && docker run -p 8501:8501 attention-live`.
-# See docs/hosting.md (replicas behind nginx: deploy/nginx.conf; Kubernetes: deploy/k8s.yaml).
+# See docs/hosting.md (replicas behind HAProxy: deploy/haproxy.cfg; Kubernetes: deploy/k8s.yaml).
 FROM python:3.11-slim
 
 # Production settings on top of .streamlit/config.toml: no file watcher (nothing is edited in a container).

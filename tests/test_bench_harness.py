@@ -237,3 +237,20 @@ def test_the_replica_check_passes_only_when_every_session_stays_and_the_split_is
     uneven = [_session(i, "r0" if i < 28 else "r1", ["r0" if i < 28 else "r1"] * 2) for i in range(40)]
     assert replicas.verdict(_res(uneven), 40)["new sessions split no worse than 45/55"] is False
     assert replicas.verdict(_res(good, errors=1), 40)["no errors"] is False
+
+
+@pytest.mark.skipif(not (shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()), reason="no haproxy")
+def test_the_kubernetes_haproxy_config_is_valid_and_matches_the_deploy_file(tmp_path):
+    text = (ROOT / "deploy" / "k8s.yaml").read_text()
+    start = text.index("  haproxy.cfg: |\n") + len("  haproxy.cfg: |\n")
+    block = text[start:text.index("\n---", start)]
+    cfg = "\n".join(line[4:] for line in block.splitlines()) + "\n"
+    for line in ("balance leastconn", "cookie SERVERID insert indirect nocache", "timeout tunnel 8h",
+                 "option httpchk GET /_stcore/health"):
+        assert line in cfg and line in replicas.HAPROXY_TEMPLATE.read_text(), line
+    conf = tmp_path / "k8s-haproxy.cfg"
+    conf.write_text(cfg)
+    binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    check = subprocess.run([binary, "-c", "-f", str(conf)], capture_output=True, text=True,
+                           env={"LB_COOKIE_KEY": "test", "PATH": "/usr/bin:/bin"})
+    assert check.returncode == 0, check.stdout + check.stderr
