@@ -15,6 +15,8 @@ attention_core.attention (rows are tokens, Q = X W_q).
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +83,8 @@ def elman_weights(d_in: int, hidden: int, radius: float, seed: SeedLike, bias_st
         raise ValueError(f"d_in and hidden must be >= 1, got {d_in} and {hidden}")
     rng = as_generator(seed)
     W_x = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(hidden, d_in))
-    W_h = scale_to_spectral_radius(rng.normal(0.0, 1.0 / np.sqrt(hidden), size=(hidden, hidden)), radius)
+    with threadpool_limits(limits=1, user_api="blas"):  # LAPACK threads only wait for each other at these sizes
+        W_h = scale_to_spectral_radius(rng.normal(0.0, 1.0 / np.sqrt(hidden), size=(hidden, hidden)), radius)
     b = rng.normal(0.0, bias_std, size=hidden)
     return ElmanWeights(W_x, W_h, b)
 
@@ -180,9 +183,45 @@ def attention_input_jacobians(X, weights: AttentionWeights) -> np.ndarray:
 
 
 def spectral_norms(J) -> np.ndarray:
-    """J: (T, m, n) -> (T,) the largest singular value of each J[t] (the biggest gain from x_t to the output)."""
+    """J: (T, m, n) -> (T,) the largest singular value of each J[t] (the biggest gain from x_t to the output).
+
+    sqrt of the largest eigenvalue of the smaller Gram matrix (J^T J or J J^T): the same value as an SVD to ~1e-15
+    relative, several times faster for the page's (40, 256, 50) Jacobians.
+    """
     J = np.asarray(J, dtype=np.float64)
-    return np.linalg.norm(J, ord=2, axis=(-2, -1))
+    Jt = np.swapaxes(J, -1, -2)
+    gram = Jt @ J if J.shape[-1] <= J.shape[-2] else J @ Jt
+    return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[..., -1], 0.0))
+
+
+def rnn_jacobian_norms(X, weights: ElmanWeights, dtype=np.float32) -> np.ndarray:
+    """X: (T, d_in) -> (T,) spectral_norms(rnn_input_jacobians(X, weights)), computed faster.
+
+    The backward chain d h_T / d h_t runs in ``dtype`` (float32: half the time of float64) and is renormalised at
+    every step, its scale kept as a float64 logarithm, so nothing underflows even at radius 0.1 (norms ~1e-44).
+    Agrees with the float64 Jacobians to ~1e-6 relative (tests/test_rnn_claims.py).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"rnn_jacobian_norms takes one sentence (T, d_in), got shape {X.shape}")
+    slopes = 1.0 - rnn_states(X, weights) ** 2  # (T, hidden): D_t, in float64
+    W_x, W_h = weights.W_x.astype(dtype), weights.W_h.astype(dtype)
+    T = X.shape[0]
+    J = np.empty((T, weights.hidden, weights.d_in), dtype=dtype)
+    log_scale = np.zeros(T)
+    back, log_back = np.eye(weights.hidden), 0.0  # d h_T / d h_t = exp(log_back) * back
+    for t in range(T - 1, -1, -1):
+        through = back * slopes[t]  # (d h_T / d h_t) D_t, before scaling
+        size = float(np.max(np.abs(through)))
+        if size == 0.0 or not math.isfinite(size):  # a saturated tanh (slope exactly 0): nothing earlier gets through
+            J[: t + 1] = 0.0
+            log_scale[: t + 1] = 0.0
+            break
+        through = (through / size).astype(dtype)
+        log_scale[t] = log_back + math.log(size)
+        J[t] = through @ W_x
+        back, log_back = through @ W_h, log_scale[t]
+    return spectral_norms(J) * np.exp(log_scale)
 
 
 def path_lengths(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -212,21 +251,47 @@ class Profile:
     attention_steps: np.ndarray
 
 
+@functools.lru_cache(maxsize=32)
+def _profile_draws(d_in: int, hidden: int, seed: int) -> tuple[ElmanWeights, float, AttentionWeights]:
+    """-> (the RNN with its W_h as drawn, that W_h's spectral radius, the attention layer), read-only, memoised.
+
+    The eigenvalues of a 256 x 256 W_h take ~50 ms; a new spectral radius only rescales W_h, so it reuses them.
+    """
+    rng = as_generator(seed)
+    W_x = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(hidden, d_in))
+    W_h = rng.normal(0.0, 1.0 / np.sqrt(hidden), size=(hidden, hidden))
+    b = rng.normal(0.0, 0.1, size=hidden)
+    att = attention_weights_for(d_in, hidden, rng)
+    for a in (W_x, W_h, b, att.W_q, att.W_k, att.W_v):
+        a.flags.writeable = False
+    return ElmanWeights(W_x, W_h, b), spectral_radius(W_h), att
+
+
 def influence_profile(X, hidden: int, radius: float, seed: SeedLike) -> Profile:
     """X: (T, d_in) -> Profile: how much the last output depends on each x_t, for a seeded RNN and attention layer.
 
     The RNN (hidden units, recurrent spectral radius ``radius``) and the attention layer (d_k = hidden)
-    are drawn from one generator, RNN first.
+    are drawn from one generator, RNN first (the same weights as elman_weights then attention_weights_for).
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1:
         raise ValueError(f"influence_profile needs at least one input vector (T, d_in), got shape {X.shape}")
-    rng = as_generator(seed)
-    rnn = elman_weights(X.shape[1], hidden, radius, rng)
-    att = attention_weights_for(X.shape[1], hidden, rng)
+    if hidden < 1:
+        raise ValueError(f"d_in and hidden must be >= 1, got {X.shape[1]} and {hidden}")
+    if not np.isfinite(radius) or radius <= 0:
+        raise ValueError(f"the spectral radius must be a positive finite number, got {radius!r}")
     rnn_steps, attention_steps = path_lengths(X.shape[0])
     with threadpool_limits(limits=1, user_api="blas"):  # small products: see memory_probe
-        rnn_norm = spectral_norms(rnn_input_jacobians(X, rnn))
+        if isinstance(seed, np.random.Generator):
+            rng = seed
+            rnn = elman_weights(X.shape[1], hidden, radius, rng)
+            att = attention_weights_for(X.shape[1], hidden, rng)
+        else:
+            drawn, current, att = _profile_draws(X.shape[1], int(hidden), int(as_generator(seed) and seed))
+            if current == 0:
+                raise ValueError("a matrix with spectral radius 0 (nilpotent) cannot be rescaled to another radius")
+            rnn = ElmanWeights(drawn.W_x, drawn.W_h * (radius / current), drawn.b)  # = scale_to_spectral_radius
+        rnn_norm = rnn_jacobian_norms(X, rnn)
         attention_norm = spectral_norms(attention_input_jacobians(X, att))
     return Profile(rnn_norm, attention_norm, rnn_steps, attention_steps)
 

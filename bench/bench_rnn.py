@@ -1,10 +1,15 @@
-"""Timing of the RNN-bottleneck core at the page's defaults (run: .venv/bin/python bench/bench_rnn.py).
+"""CPU cost of the RNN page's experiments on a cache miss (run: .venv/bin/python bench/bench_rnn.py [--old FILE]).
 
-The page caches both results (st.cache_data); these are the cold, uncached costs of one rerun with new settings.
+The page caches every result (st.cache_data); these are the uncached costs of the work one widget change to a new
+value triggers, in process CPU time (time.process_time, so waiting for a busy CPU is not counted), median over
+seeds. ``--old FILE`` times an older attention_core/rnn.py (e.g. from `git show <commit>:attention_core/rnn.py`)
+with the old page's probe sizes, for a before/after table from one run on the same machine.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -14,30 +19,73 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attention_core.rnn import influence_profile, memory_probe  # noqa: E402
+from attention_core import rnn  # noqa: E402
+from streamlit import logger  # noqa: E402
 
-PROBE = dict(lengths=range(1, 41), hidden_sizes=(8, 32, 128), n_train=2000, n_test=500)
+logger.get_logger("streamlit.runtime.caching.cache_data_api").setLevel("ERROR")  # "No runtime found": expected here
+from ui.rnn_sections import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN  # noqa: E402
+
+OLD_PROBE = dict(lengths=range(1, 41), hidden_sizes=(8, 32, 128), n_train=2000, n_test=500)
 
 
-def timings(repeats: int, fn) -> tuple[float, float, float]:
-    """-> (first, median, max) seconds of ``fn(seed)`` for seeds 0..repeats-1 (each a cache miss on the page)."""
+def cpu_ms(fn, repeats: int) -> tuple[float, float]:
+    """-> (median, max) CPU milliseconds of ``fn(i)`` for i = 1..repeats (each i a value nobody used before)."""
     times = []
-    for seed in range(repeats):
-        start = time.perf_counter()
-        fn(seed)
-        times.append(time.perf_counter() - start)
-    return times[0], float(np.median(times)), max(times)
+    for i in range(1, repeats + 1):
+        start = time.process_time()
+        fn(i)
+        times.append(time.process_time() - start)
+    return float(np.median(times)) * 1e3, max(times) * 1e3
+
+
+def load_old(path: str):
+    spec = importlib.util.spec_from_file_location("old_rnn", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["old_rnn"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def cases(module, new: bool):
+    X = 0.7 * np.random.default_rng(0).normal(size=(40, 50))  # a 40-word sentence of GloVe-sized vectors
+    if new:
+        def probe(radius, seed):
+            return module.memory_probe(PROBE_LENGTHS, PROBE_HIDDEN, radius, seed, d_in=PROBE_D, n_train=PROBE_TRAIN,
+                                       n_test=PROBE_TEST)
+
+        def best(seed):
+            return module.best_case_memory(PROBE_LENGTHS, PROBE_HIDDEN, seed, d_in=PROBE_D)
+    else:
+        def probe(radius, seed):
+            return module.memory_probe(radius=radius, seed=seed, **OLD_PROBE)
+
+        def best(seed):
+            return None
+    return {
+        "radius change (probe + influence, hidden 32)": lambda i: (probe(0.9 + 0.01 * i, 0),
+                                                                     module.influence_profile(X, 32, 0.9 + 0.01 * i, 0)),
+        "seed change (probe + best case + influence)": lambda i: (probe(0.9, 100 + i), best(100 + i),
+                                                                   module.influence_profile(X, 32, 0.9, 100 + i)),
+        "hidden change to 256 (influence only)": lambda i: module.influence_profile(X, 256, 0.9, 200 + i),
+        "radius change at hidden 256 (influence only)": lambda i: module.influence_profile(X, 256, 0.9 + 0.01 * i, 0),
+    }
 
 
 def main() -> None:
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; times in ms: first / median / max")
-    X = 0.7 * np.random.default_rng(0).normal(size=(40, 50))  # a 40-word sentence of GloVe-sized vectors
-    for hidden in (32, 256):
-        first, median, worst = timings(5, lambda seed: influence_profile(X, hidden, 0.9, seed=seed))
-        print(f"influence_profile  T=40 hidden={hidden:<4d}         {first * 1e3:7.1f} / {median * 1e3:7.1f} / {worst * 1e3:7.1f}")
-    for radius in (0.1, 0.9, 2.0):
-        first, median, worst = timings(5, lambda seed: memory_probe(radius=radius, seed=seed, **PROBE))
-        print(f"memory_probe       radius={radius:<4}  (8, 32, 128) {first * 1e3:7.1f} / {median * 1e3:7.1f} / {worst * 1e3:7.1f}")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", help="an older attention_core/rnn.py to time beside the current one")
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; CPU ms per cache miss: median / max")
+    runs = [("now", cases(rnn, True))]
+    if args.old:
+        runs.insert(0, ("old", cases(load_old(args.old), False)))
+    for name in runs[0][1]:
+        row = [f"{name:<46}"]
+        for label, table in runs:
+            median, worst = cpu_ms(table[name], args.repeats)
+            row.append(f"{label} {median:7.1f} / {worst:7.1f}")
+        print("  ".join(row))
 
 
 if __name__ == "__main__":

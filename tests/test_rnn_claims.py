@@ -190,3 +190,31 @@ def test_chart_dicts_validate_as_plotly_figures():
     spec = influence_chart(["a", "b"], [1e-3, 1.0], [0.5, 0.5], [2, 1], [1, 1], names)
     fig = go.Figure(spec)
     assert fig.layout.yaxis.type == "log" and list(fig.data[0].customdata[0]) == ["a", 2]
+
+
+# --- the fast influence path (issue 11) ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hidden", [1, 32, 256])
+@pytest.mark.parametrize("radius", [0.1, 0.9, 2.0])
+def test_fast_influence_profile_matches_the_float64_jacobians(hidden, radius):
+    from attention_core.rnn import (
+        attention_input_jacobians,
+        attention_weights_for,
+        influence_profile,
+        rnn_input_jacobians,
+        spectral_norms,
+    )
+
+    X = 0.7 * np.random.default_rng(hidden).normal(size=(40, 50))
+    got = influence_profile(X, hidden, radius, seed=3)
+    rng = np.random.default_rng(3)
+    rnn = elman_weights(50, hidden, radius, rng)
+    att = attention_weights_for(50, hidden, rng)
+    ref_rnn = np.linalg.norm(rnn_input_jacobians(X, rnn), ord=2, axis=(-2, -1))  # SVD, float64
+    ref_att = np.linalg.norm(attention_input_jacobians(X, att), ord=2, axis=(-2, -1))
+    np.testing.assert_allclose(got.rnn_norm, ref_rnn, rtol=2e-5)
+    np.testing.assert_allclose(got.attention_norm, ref_att, rtol=1e-10)
+    assert np.all(got.rnn_norm > 0)
+    np.testing.assert_allclose(spectral_norms(rnn_input_jacobians(X, rnn)), ref_rnn, rtol=1e-10)
+    again = influence_profile(X, hidden, radius, seed=3)  # the memoised draws are not changed by a call
+    np.testing.assert_array_equal(again.rnn_norm, got.rnn_norm)
