@@ -214,6 +214,10 @@ class Lane:
 async def _change(lane: Lane, page: str, name: str, state: WidgetState) -> None:
     """Send `state` (a value computed for the leading lane) to this lane's widget of the same name."""
     tab = lane.tab
+    if tab.ws is None:  # the page's open (or an earlier run) failed and dropped the socket: open it again
+        await tab.connect()
+        opened = await tab.open_page(page, lane.query)
+        lane.pages[page_label(page)].setdefault("reopen_errors", []).extend(opened.errors)
     widget = next((w for w in tab.drivable_widgets() if widget_name(w) == name), None)
     if widget is None:
         return
@@ -406,6 +410,11 @@ def markdown(summary: dict) -> list[str]:
             if summary.get(f"only_presenter_{name}"):
                 lines.append(f"Changed only with presenter mode {name} (the widget was not on screen in the other "
                              f"pass, or ran out of values there): {', '.join(summary[f'only_presenter_{name}'])}.")
+    failed = [f"{page} (presenter {name}): {', '.join(info.get('open_errors', []) + info.get('reopen_errors', []))}"
+              for name, pages in summary["pages"].items() for page, info in pages.items()
+              if info.get("open_errors") or info.get("reopen_errors")]
+    if failed:
+        lines += ["", "Page opens that failed: " + "; ".join(failed) + "."]
     notes = []
     for name, pages in summary["pages"].items():
         for page, info in pages.items():
