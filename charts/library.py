@@ -1,15 +1,17 @@
 """Charts of lesson 2, the QKV library: keys as a heat map, values as colour swatches, the blend, the value plane.
 
-Arrays in, Plotly figures out; every label comes from the caller (already translated). No Streamlit here.
+Arrays in, plain Plotly figure dicts out (charts.dicts: what go.Figure(...).to_dict() gives, without building and
+validating a go.Figure on every cache miss; tests/test_qkv_charts.py checks each against Plotly's validation).
+Every label comes from the caller (already translated). No Streamlit here.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from charts.matrix import attention_heatmap
-from charts.style import ACCENT, DIVERGING, MASKED_GREY, SEQUENTIAL, base_layout
+from charts.dicts import arr, figure, layout, scale_list, title as axis_title
+from charts.matrix import column_ticks, heatmap_height
+from charts.style import ACCENT, DIVERGING, MASKED_GREY, SECOND, SEQUENTIAL
 
 
 def _hex(rgb) -> str:
@@ -31,77 +33,99 @@ def _rgb_text(rgb, places: int = 1) -> str:
 
 
 def key_heatmap(matrix, row_labels, col_labels, x_title: str, y_title: str, value_label: str,
-                title: str | None = None) -> go.Figure:
-    """matrix: (rows, features) query and key vectors -> diverging heat map centred on 0, first row outlined."""
+                title: str | None = None) -> dict:
+    """matrix: (rows, features) query and key vectors -> diverging heat map centred on 0, numbers in the cells,
+    first row outlined (the look of charts.matrix.attention_heatmap, as a dict)."""
     M = np.asarray(matrix, dtype=np.float64)
-    fig = attention_heatmap(
-        M, list(row_labels), list(col_labels), title=title, highlight_row=0, zmax=None,
-        colorscale=DIVERGING, value_label=value_label, show_values=True,
-    )
+    n_q, n_k = M.shape
+    rows, cols = [str(x) for x in row_labels], [str(x) for x in col_labels]
     reach = max(float(np.abs(M).max()), 1.0)
-    fig.update_traces(zmin=-reach, zmax=reach, zmid=0.0, texttemplate="%{z:.1f}")
-    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title, plot_bgcolor="rgba(0,0,0,0)")
-    return fig
+    tick_at, tick_size, tick_angle = column_ticks(n_k)
+    heat = dict(
+        type="heatmap", z=arr(M), x=list(range(n_k)), y=list(range(n_q)),
+        customdata=[[[r, c] for c in cols] for r in rows],
+        hovertemplate=f"%{{customdata[0]}} → %{{customdata[1]}}<br>{value_label} = %{{z:.4f}}<extra></extra>",
+        colorscale=scale_list(DIVERGING), zmin=-reach, zmax=reach, zmid=0.0, hoverongaps=False,
+        texttemplate="%{z:.1f}", textfont=dict(size=13),
+        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12, xpad=6),
+    )
+    out = layout(title, heatmap_height(n_q), plot_bgcolor="rgba(0,0,0,0)",
+                 xaxis=dict(tickvals=tick_at, ticktext=[cols[i] for i in tick_at], side="bottom",
+                            title=axis_title(x_title), tickfont=dict(size=tick_size), showgrid=False, zeroline=False,
+                            automargin=True, **({} if tick_angle is None else dict(tickangle=tick_angle))),
+                 yaxis=dict(tickvals=list(range(n_q)), ticktext=rows, autorange="reversed", title=axis_title(y_title),
+                            tickfont=dict(size=14 if n_q <= 30 else 13), showgrid=False, zeroline=False,
+                            automargin=True),
+                 shapes=[dict(type="rect", x0=-0.5, x1=n_k - 0.5, y0=-0.5, y1=0.5, line=dict(color=ACCENT, width=4),
+                              fillcolor="rgba(0,0,0,0)")])
+    out["margin"] = {**out["margin"], "l": 10, "r": 10}
+    return figure([heat], out)
 
 
-def value_swatches(labels, rgb, value_label: str, title: str | None = None) -> go.Figure:
+def bars(labels, values, title: str | None = None, highlight: int | None = None, value_label: str = "weight",
+         as_percent: bool = False, height: int = 360) -> dict:
+    """labels: (n,), values: (n,) -> the bar chart of charts.bars.weight_bars (bar ``highlight`` in the accent
+    colour, exact values in the hover), as a dict."""
+    w = np.asarray(values, dtype=np.float64) * (100.0 if as_percent else 1.0)
+    labels = [str(x) for x in labels]
+    positions = [str(i) for i in range(w.size)]
+    bar = dict(type="bar", x=positions, y=arr(w), marker=dict(color=[ACCENT if i == highlight else SECOND
+                                                                      for i in range(w.size)]),
+               customdata=labels, hovertemplate=f"%{{customdata}}<br>{value_label} = "
+                                                f"{'%{y:.2f} %' if as_percent else '%{y:.4f}'}<extra></extra>",
+               text=[f"{v:.1f}%" if as_percent else f"{v:.3f}" for v in w], textposition="outside", cliponaxis=False)
+    return figure([bar], layout(title, height, showlegend=False,
+                                xaxis=dict(type="category", tickvals=positions, ticktext=labels),
+                                yaxis=dict(title=dict(text=value_label + (" (%)" if as_percent else "")),
+                                           rangemode="tozero")))
+
+
+def value_swatches(labels, rgb, value_label: str, title: str | None = None) -> dict:
     """labels: (n,), rgb: (n, 3) 0..255 -> one colour swatch per row, its RGB written on it and in the hover."""
     colours = np.asarray(rgb, dtype=np.float64)
     labels = [str(x) for x in labels]
     texts = [_rgb_text(c, 0) for c in colours]
-    fig = go.Figure(
-        go.Bar(
-            x=[1.0] * len(labels), y=list(range(len(labels))), orientation="h",
-            marker=dict(color=[_hex(c) for c in colours], line=dict(color="#000000", width=1)),
-            text=[f"{value_label} = {s}" for s in texts], textposition="inside", insidetextanchor="middle",
-            textfont=dict(color=[_ink(c) for c in colours]),
-            customdata=np.array([labels, texts], dtype=object).T,
-            hovertemplate=f"%{{customdata[0]}}<br>{value_label} (RGB) = %{{customdata[1]}}<extra></extra>",
-        )
+    swatch = dict(
+        type="bar", x=[1.0] * len(labels), y=list(range(len(labels))), orientation="h",
+        marker=dict(color=[_hex(c) for c in colours], line=dict(color="#000000", width=1)),
+        text=[f"{value_label} = {s}" for s in texts], textposition="inside", insidetextanchor="middle",
+        textfont=dict(color=[_ink(c) for c in colours]), customdata=[[a, b] for a, b in zip(labels, texts)],
+        hovertemplate=f"%{{customdata[0]}}<br>{value_label} (RGB) = %{{customdata[1]}}<extra></extra>",
     )
-    fig.update_layout(
-        **base_layout(title, 60 + 56 * len(labels)), showlegend=False, bargap=0.15,
-        xaxis=dict(visible=False, range=[0, 1]),
-        yaxis=dict(tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed", title=None),
-    )
-    return fig
+    return figure([swatch], layout(
+        title, 60 + 56 * len(labels), showlegend=False, bargap=0.15, xaxis=dict(visible=False, range=[0, 1]),
+        yaxis=dict(tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed")))
 
 
 def blend_bar(labels, rgb, weights, output_rgb, mix_label: str, output_label: str, share_label: str,
-              title: str | None = None) -> go.Figure:
+              title: str | None = None) -> dict:
     """labels: (n,), rgb: (n, 3), weights: (n,) summing to 1, output_rgb: (3,) -> the shares as one stacked bar
     in the books' colours, and below it the output's mixed colour: the answer is a blend, not one book."""
     colours = np.asarray(rgb, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
-    fig = go.Figure()
-    for label, colour, share in zip(labels, colours, w):
-        fig.add_trace(go.Bar(
-            x=[100.0 * share], y=[mix_label], orientation="h", name=str(label),
-            marker=dict(color=_hex(colour), line=dict(color="#000000", width=1)),
-            text=[f"{100 * share:.1f} %" if share >= 0.06 else ""], textposition="inside",
-            insidetextanchor="middle", textfont=dict(color=_ink(colour)),
-            customdata=[[str(label), _rgb_text(colour, 0)]],
-            hovertemplate=f"%{{customdata[0]}}<br>{share_label} = %{{x:.2f}} %<br>RGB = %{{customdata[1]}}<extra></extra>",
-        ))
+    data = [dict(
+        type="bar", x=[100.0 * float(share)], y=[mix_label], orientation="h", name=str(label),
+        marker=dict(color=_hex(colour), line=dict(color="#000000", width=1)),
+        text=[f"{100 * share:.1f} %" if share >= 0.06 else ""], textposition="inside", insidetextanchor="middle",
+        textfont=dict(color=_ink(colour)), customdata=[[str(label), _rgb_text(colour, 0)]],
+        hovertemplate=f"%{{customdata[0]}}<br>{share_label} = %{{x:.2f}} %<br>RGB = %{{customdata[1]}}<extra></extra>",
+    ) for label, colour, share in zip(labels, colours, w)]
     out = np.asarray(output_rgb, dtype=np.float64)
-    fig.add_trace(go.Bar(
-        x=[100.0], y=[output_label], orientation="h", name=output_label, showlegend=False,
+    data.append(dict(
+        type="bar", x=[100.0], y=[output_label], orientation="h", name=output_label, showlegend=False,
         marker=dict(color=_hex(out), line=dict(color="#000000", width=1)),
         text=[f"RGB {_rgb_text(out)}"], textposition="inside", insidetextanchor="middle",
         textfont=dict(color=_ink(out)), customdata=[[_rgb_text(out)]],
         hovertemplate=f"{output_label}<br>RGB = %{{customdata[0]}}<extra></extra>",
     ))
-    fig.update_layout(
-        **base_layout(title, 280), barmode="stack", showlegend=True,
+    return figure(data, layout(
+        title, 280, barmode="stack", showlegend=True,
         legend=dict(orientation="h", yanchor="top", y=-0.4, x=0, traceorder="normal"),
-        xaxis=dict(title=f"{share_label} (%)", range=[0, 100]),
-        yaxis=dict(autorange="reversed", title=None),
-    )
-    return fig
+        xaxis=dict(title=dict(text=f"{share_label} (%)"), range=[0, 100]), yaxis=dict(autorange="reversed")))
 
 
 def value_plane(points, rgb, labels, hull, path, path_rgb, path_temperatures, current, current_rgb,
-                cold, hot, names: dict[str, str], title: str | None = None) -> go.Figure:
+                cold, hot, names: dict[str, str], title: str | None = None) -> dict:
     """The values as points on a 2-D plane, their convex hull, and where the output goes as the temperature moves.
 
     points: (n, 2) and rgb: (n, 3) for the books; hull: (h,) corner indices; path: (t, 2) with path_rgb (t, 3)
@@ -114,46 +138,39 @@ def value_plane(points, rgb, labels, hull, path, path_rgb, path_temperatures, cu
     path = np.asarray(path, dtype=np.float64)
     temps = np.asarray(path_temperatures, dtype=np.float64)
     corners = list(np.asarray(hull, dtype=int))
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=P[corners + corners[:1], 0], y=P[corners + corners[:1], 1], mode="lines", fill="toself",
-        fillcolor=MASKED_GREY, line=dict(color="#808080", dash="dot"), name=names["hull"], hoverinfo="skip",
-    ))
+    ring = corners + corners[:1]
+    data = [dict(type="scatter", x=arr(P[ring, 0]), y=arr(P[ring, 1]), mode="lines", fill="toself",
+                 fillcolor=MASKED_GREY, line=dict(color="#808080", dash="dot"), name=names["hull"], hoverinfo="skip")]
     path_text = [_rgb_text(c) for c in np.asarray(path_rgb, dtype=np.float64)]
-    fig.add_trace(go.Scatter(
-        x=path[:, 0], y=path[:, 1], mode="lines+markers", name=names["path"],
+    data.append(dict(
+        type="scatter", x=arr(path[:, 0]), y=arr(path[:, 1]), mode="lines+markers", name=names["path"],
         line=dict(color="#808080", width=1),
-        marker=dict(size=6, color=np.log10(temps), colorscale=SEQUENTIAL,
+        marker=dict(size=6, color=arr(np.log10(temps)), colorscale=scale_list(SEQUENTIAL),
                     colorbar=dict(title=dict(text=names["temperature"]),
                                   tickvals=np.log10([0.05, 0.2, 1, 5, 20]).tolist(),
                                   ticktext=["0.05", "0.2", "1", "5", "20"])),
-        customdata=np.array([temps, path_text], dtype=object).T,
+        customdata=[[float(tau), text] for tau, text in zip(temps, path_text)],
         hovertemplate=f"{names['temperature']} = %{{customdata[0]:.3f}}<br>RGB = %{{customdata[1]}}<extra></extra>",
     ))
-    fig.add_trace(go.Scatter(
-        x=P[:, 0], y=P[:, 1], mode="markers+text", name="", showlegend=False,
+    data.append(dict(
+        type="scatter", x=arr(P[:, 0]), y=arr(P[:, 1]), mode="markers+text", name="", showlegend=False,
         text=[str(x) for x in labels], textposition="top center",
         marker=dict(size=26, color=[_hex(c) for c in colours], line=dict(color="#000000", width=2)),
-        customdata=np.array([[str(x) for x in labels], [_rgb_text(c, 0) for c in colours]], dtype=object).T,
+        customdata=[[str(x), _rgb_text(c, 0)] for x, c in zip(labels, colours)],
         hovertemplate="%{customdata[0]}<br>RGB = %{customdata[1]}<extra></extra>",
     ))
     for key, point, symbol in (("cold", cold, "x"), ("hot", hot, "diamond-open")):
         point = np.asarray(point, dtype=np.float64)
-        fig.add_trace(go.Scatter(
-            x=[point[0]], y=[point[1]], mode="markers", name=names[key],
-            marker=dict(size=14, symbol=symbol, color="#888888", line=dict(width=2)),  # mid grey: seen on light and dark
-            hovertemplate=f"{names[key]}<extra></extra>",
-        ))
+        data.append(dict(type="scatter", x=[float(point[0])], y=[float(point[1])], mode="markers", name=names[key],
+                         marker=dict(size=14, symbol=symbol, color="#888888", line=dict(width=2)),  # seen on both themes
+                         hovertemplate=f"{names[key]}<extra></extra>"))
     now = np.asarray(current, dtype=np.float64)
-    fig.add_trace(go.Scatter(
-        x=[now[0]], y=[now[1]], mode="markers", name=names["current"],
+    data.append(dict(
+        type="scatter", x=[float(now[0])], y=[float(now[1])], mode="markers", name=names["current"],
         marker=dict(size=24, symbol="star", color=_hex(current_rgb), line=dict(color=ACCENT, width=3)),
         hovertemplate=f"{names['current']}<br>RGB = {_rgb_text(current_rgb)}<extra></extra>",
     ))
-    fig.update_layout(
-        **base_layout(title, 520),
-        xaxis=dict(title=names["x"], zeroline=True, showticklabels=False),
-        yaxis=dict(title=names["y"], zeroline=True, showticklabels=False, scaleanchor="x", scaleratio=1),
-        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
-    )
-    return fig
+    return figure(data, layout(
+        title, 520, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
+        xaxis=dict(title=dict(text=names["x"]), zeroline=True, showticklabels=False),
+        yaxis=dict(title=dict(text=names["y"]), zeroline=True, showticklabels=False, scaleanchor="x", scaleratio=1)))

@@ -1,20 +1,17 @@
 """Charts of the scaling lesson: the score histogram with its normal curve, the sweep over d, the d animation,
 and the sampling temperature of a language model.
 
-Each builder returns a plain figure dict, written out as Plotly's own ``go.Figure(...).to_dict()`` would be
-(tests/test_scaling_charts.py validates each one with go.Figure and compares the JSON): building a dict costs
-~1 ms, building and validating the same go.Figure 10-40 ms, on every cache miss. No Streamlit here.
+Each builder returns a plain figure dict (charts.dicts), written out as Plotly's own ``go.Figure(...).to_dict()``
+would be (tests/test_scaling_charts.py validates each one with go.Figure and compares the JSON): building a dict
+costs ~1 ms, building and validating the same go.Figure 10-40 ms, on every cache miss. No Streamlit here.
 """
 
 from __future__ import annotations
 
-import base64
-import functools
-
 import numpy as np
-import plotly.io as pio
 
-from charts.style import ACCENT, SECOND, THIRD, base_layout
+from charts.dicts import arr as _arr, figure as _figure, layout as _layout
+from charts.style import ACCENT, SECOND, THIRD
 
 UNSCALED_COLOUR = ACCENT  # Okabe-Ito orange: q . k as it is
 SCALED_COLOUR = SECOND  # Okabe-Ito blue: q . k / sqrt(d)
@@ -22,44 +19,8 @@ PANEL_TITLE_FONT = 16
 SAMPLES_PER_LINE = 6
 
 
-@functools.lru_cache(maxsize=4)
-def _template_json(name: str) -> dict:
-    import plotly.graph_objects as go  # only once per template: what a go.Figure puts in layout.template
-
-    return go.Figure().to_dict()["layout"]["template"]
-
-
-def _figure(data: list, layout: dict, frames: list | None = None) -> dict:
-    """Traces and layout -> a figure dict as go.Figure.to_dict() gives it (template filled in, arrays as base64).
-
-    The template (a few hundred nested entries) is one shared, read-only dict: nothing edits a template, and
-    walking or copying it would cost more than the rest of the figure. Arrays are encoded where they are put (_arr).
-    """
-    fig = {"data": data, "layout": layout}
-    if frames is not None:
-        fig["frames"] = frames
-    layout["template"] = _template_json(str(pio.templates.default))
-    return fig
-
-
-def _layout(title: str | None, height: int, /, **extra) -> dict:
-    layout = base_layout(title, height)
-    if not layout["title"]:
-        del layout["title"]  # as validation drops an empty title
-    return {**layout, **extra}
-
-
 def _f64(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
-
-
-def _arr(x) -> dict:
-    """Numbers -> Plotly's typed-array spec of float64, as go.Figure.to_dict() encodes a float64 NumPy array."""
-    v = np.ascontiguousarray(x, dtype=np.float64)
-    spec = {"dtype": "f8", "bdata": base64.b64encode(v).decode("ascii")}
-    if v.ndim > 1:
-        spec["shape"] = str(v.shape)[1:-1]
-    return spec
 
 
 def score_histogram(edges, density, counts, curve_x, curve_y, x_title: str, y_title: str,

@@ -17,8 +17,7 @@ from attention_core.library import (
     weighted_sum_expression,
     zero_temperature_output,
 )
-from charts.bars import weight_bars
-from charts.library import blend_bar, key_heatmap, value_plane, value_swatches
+from charts.library import bars, blend_bar, key_heatmap, value_plane, value_swatches
 from ui.common import (
     csv_download, current_lang, md_escape, page_header, predict_then_reveal, show_plotly, translator, url_selectbox,
     what_to_try,
@@ -139,13 +138,13 @@ if step == 0:
 elif step == 1:
     for title, line, dot, score in zip(titles, run["lines"], found.dots, found.scores):
         st.markdown(t("qkv.dot_line", title=title, expr=line, dot=number_text(dot), tau=tau, score=number_text(score)))
-    show_plotly(figure_spec(weight_bars, titles, found.scores, title=t("qkv.scores_title"), highlight=found.best,
+    show_plotly(figure_spec(bars, titles, found.scores, title=t("qkv.scores_title"), highlight=found.best,
                             value_label=t("qkv.score")), key="qkv_scores")
 elif step == 2:
     st.latex(r"w_{%d} = \frac{e^{%.2f}}{%s} = %.4f" % (
         found.best + 1, found.scores[found.best], " + ".join(f"e^{{{s:.2f}}}" for s in found.scores),
         found.weights[found.best]))
-    show_plotly(figure_spec(weight_bars, titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
+    show_plotly(figure_spec(bars, titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
                             value_label=t("qkv.weight"), as_percent=True), key="qkv_weights")
     shares = ", ".join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
     st.markdown(t("qkv.weights_caption", shares=shares, total=100 * found.total))
