@@ -3,51 +3,17 @@
 import pandas as pd
 import streamlit as st
 
-from attention_core.library import (
-    PresetError,
-    centroid,
-    convex_hull,
-    dot_product_expression,
-    load_library,
-    lookup,
-    matching_query,
-    output_path,
-    rgb_plane,
-    temperature_sweep,
-    weighted_sum_expression,
-    zero_temperature_output,
-)
+from attention_core.library import PresetError, matching_query, rgb_plane, weighted_sum_expression
 from charts.library import bars, blend_bar, key_heatmap, value_plane, value_swatches
 from ui.common import (
-    csv_download, current_lang, md_escape, page_header, predict_then_reveal, show_plotly, translator, url_selectbox,
-    what_to_try,
+    csv_download, current_lang, guarded_fragment, md_escape, page_header, predict_then_reveal, show_plotly, translator,
+    url_selectbox, what_to_try,
 )
 from ui.figures import figure_spec
+from ui.qkv_sections import TEMPERATURES, experiment, library
 
 S = "qkv"
-TEMPERATURES = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0]
 LATEX = r"s_i = \frac{q \cdot k_i}{\tau}, \qquad w = \mathrm{softmax}(s), \qquad \text{output} = \sum_i w_i \, v_i"
-
-
-@st.cache_data(show_spinner=False)
-def library():
-    return load_library()
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
-def experiment(query: tuple, temperature: float) -> dict:
-    """Everything the page shows for one query vector and temperature, computed by the core."""
-    lib = library()
-    keys, values = lib.keys, lib.values
-    temps = temperature_sweep(TEMPERATURES[0], TEMPERATURES[-1])
-    path = output_path(query, keys, values, temps)
-    points = rgb_plane(values)
-    return dict(
-        found=lookup(query, keys, values, temperature),
-        lines=[dot_product_expression(query, k) for k in keys],
-        temps=temps, path=path, path_2d=rgb_plane(path), points=points, hull=convex_hull(points),
-        cold=zero_temperature_output(query, keys, values), hot=centroid(values),
-    )
 
 
 def number_text(x: float, places: int = 2) -> str:
@@ -88,108 +54,118 @@ def forget_preset_query() -> None:
     st.session_state["qkv_query"] = None
 
 
-with st.container(border=True):
-    left, right = st.columns([3, 2], gap="large")
-    with left:
-        from_link = "qkv_query" not in st.session_state and "qkv_query" in st.query_params  # + sliders it omits
-        if url_selectbox(t("qkv.query_preset"), list(by_id), "qkv_query", format_func=lambda i: by_id[i].text[lang],
-                         allow_none=True, on_change=load_preset_query, placeholder=t("qkv.query_own")) and from_link:
-            load_preset_query()
-        st.caption(t("qkv.query_sliders"))
-        query = tuple(
-            float(col.slider(name, -3.0, 3.0, float(value), 0.1, key=f"qkv_q_{feature.id}",
-                            bind="query-params", on_change=forget_preset_query))
-            for col, name, feature, value in zip(st.columns(len(lib.features)), feature_names, lib.features, default.vector)
-        )
-    with right:
-        temperature = st.select_slider(
-            t("qkv.temperature"), sorted(set(TEMPERATURES) | {lib.default_temperature}),
-            value=lib.default_temperature, key="qkv_temp", bind="query-params", help=t("qkv.temperature_help"),
-        )
-        if st.query_params.get("qkv_step") == "":  # Streamlit would seed "no step" from an empty ?qkv_step=
-            st.query_params.pop("qkv_step")
-            st.rerun()
-        step = st.segmented_control(t("qkv.step"), [0, 1, 2, 3], default=0, required=True,
-                                    key="qkv_step", bind="query-params")
-        step = step if step in (0, 1, 2, 3) else 0
+@guarded_fragment
+def lesson() -> None:
+    """The controls and every step: a control change reruns only this, not the frame and the header."""
+    with st.container(border=True):
+        left, right = st.columns([3, 2], gap="large")
+        with left:
+            from_link = "qkv_query" not in st.session_state and "qkv_query" in st.query_params  # + sliders it omits
+            if url_selectbox(t("qkv.query_preset"), list(by_id), "qkv_query", format_func=lambda i: by_id[i].text[lang],
+                             allow_none=True, on_change=load_preset_query,
+                             placeholder=t("qkv.query_own")) and from_link:
+                load_preset_query()
+            st.caption(t("qkv.query_sliders"))
+            query = tuple(
+                float(col.slider(name, -3.0, 3.0, float(value), 0.1, key=f"qkv_q_{feature.id}",
+                                bind="query-params", on_change=forget_preset_query))
+                for col, name, feature, value in zip(st.columns(len(lib.features)), feature_names, lib.features,
+                                                     default.vector)
+            )
+        with right:
+            temperature = st.select_slider(
+                t("qkv.temperature"), sorted(set(TEMPERATURES) | {lib.default_temperature}),
+                value=lib.default_temperature, key="qkv_temp", bind="query-params", help=t("qkv.temperature_help"),
+            )
+            if st.query_params.get("qkv_step") == "":  # Streamlit would seed "no step" from an empty ?qkv_step=
+                st.query_params.pop("qkv_step")
+                st.rerun()
+            step = st.segmented_control(t("qkv.step"), [0, 1, 2, 3], default=0, required=True,
+                                        key="qkv_step", bind="query-params")
+            step = step if step in (0, 1, 2, 3) else 0
 
-match = matching_query(lib.queries, query)
-if match:
-    st.markdown(t("qkv.query_line", text=match.text[lang], vector=vector_text(query)))
-else:
-    st.markdown(t("qkv.query_line_own", vector=vector_text(query)))
+    match = matching_query(lib.queries, query)
+    if match:
+        st.markdown(t("qkv.query_line", text=match.text[lang], vector=vector_text(query)))
+    else:
+        st.markdown(t("qkv.query_line_own", vector=vector_text(query)))
 
-run = experiment(query, float(temperature))
-found = run["found"]
-tau = f"{temperature:g}"
-st.subheader(t(f"qkv.step_{step}"))
-st.markdown(t(f"qkv.step_{step}_note"))
-revealed = False
+    run = experiment(query, float(temperature))
+    found = run["found"]
+    tau = f"{temperature:g}"
+    st.subheader(t(f"qkv.step_{step}"))
+    st.markdown(t(f"qkv.step_{step}_note"))
+    revealed = False
 
-if step == 0:
-    c1, c2 = st.columns([3, 2], gap="large")
-    with c1:
-        fig = figure_spec(key_heatmap, [query, *lib.keys], [t("qkv.query_row"), *titles], feature_names,
-                          x_title=t("qkv.feature"), y_title="", value_label=t("qkv.number"), title=t("qkv.keys_title"))
-        show_plotly(fig, key="qkv_keys")
-    with c2:
-        show_plotly(figure_spec(value_swatches, titles, lib.values, "v", title=t("qkv.values_title")), key="qkv_values")
-    st.caption(t("qkv.setup_caption"))
-elif step == 1:
-    for title, line, dot, score in zip(titles, run["lines"], found.dots, found.scores):
-        st.markdown(t("qkv.dot_line", title=title, expr=line, dot=number_text(dot), tau=tau, score=number_text(score)))
-    show_plotly(figure_spec(bars, titles, found.scores, title=t("qkv.scores_title"), highlight=found.best,
-                            value_label=t("qkv.score")), key="qkv_scores")
-elif step == 2:
-    st.latex(r"w_{%d} = \frac{e^{%.2f}}{%s} = %.4f" % (
-        found.best + 1, found.scores[found.best], " + ".join(f"e^{{{s:.2f}}}" for s in found.scores),
-        found.weights[found.best]))
-    show_plotly(figure_spec(bars, titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
-                            value_label=t("qkv.weight"), as_percent=True), key="qkv_weights")
-    shares = ", ".join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
-    st.markdown(t("qkv.weights_caption", shares=shares, total=100 * found.total))
-    st.markdown(t("qkv.top_line", number=found.best + 1, title=titles[found.best],
-                  share=100 * found.weights[found.best]))
-else:
-    revealed = predict_then_reveal(t, S, 4, 3, key="qkv_predict")
-    if revealed:
-        st.markdown(t("qkv.blend_line", expr=weighted_sum_expression(found.weights, lib.values)))
-        show_plotly(figure_spec(blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"),
-                                t("qkv.output"), t("qkv.share"), title=t("qkv.blend_title")), key="qkv_blend")
-        names = {k: t(f"qkv.plane_{k}", tau=tau)
-                 for k in ("hull", "path", "current", "cold", "hot", "temperature", "x", "y")}
-        fig = figure_spec(value_plane, run["points"], lib.values, titles, run["hull"], run["path_2d"], run["path"],
-                          run["temps"], rgb_plane(found.output), found.output, rgb_plane(run["cold"]),
-                          rgb_plane(run["hot"]), names, title=t("qkv.plane_title"))
-        show_plotly(fig, key="qkv_plane")
-        if not st.session_state.get("presenter", False):
-            st.markdown(t("qkv.plane_note"))
-        st.caption(t("qkv.plane_caption", tau=tau, rgb=vector_text(found.output), cold=vector_text(run["cold"]),
-                     hot=vector_text(run["hot"])))
-if step >= 2 and found.all_tied:
-    st.info(t("qkv.all_tied"))
-
-with st.expander(t("qkv.table_title"), expanded=step > 0):
-    rows = []
-    for i, book in enumerate(lib.books):
-        row = {t("qkv.col_book"): titles[i], t("qkv.col_key"): vector_text(book.key),
-               t("qkv.col_value"): vector_text(book.value, 0)}
-        if step >= 1:
-            row |= {t("qkv.col_dot"): found.dots[i], t("qkv.col_score"): found.scores[i]}
-        if step >= 2:
-            row[t("qkv.col_weight")] = 100 * found.weights[i]
+    if step == 0:
+        c1, c2 = st.columns([3, 2], gap="large")
+        with c1:
+            fig = figure_spec(key_heatmap, [query, *lib.keys], [t("qkv.query_row"), *titles], feature_names,
+                              x_title=t("qkv.feature"), y_title="", value_label=t("qkv.number"),
+                              title=t("qkv.keys_title"))
+            show_plotly(fig, key="qkv_keys")
+        with c2:
+            show_plotly(figure_spec(value_swatches, titles, lib.values, "v", title=t("qkv.values_title")),
+                        key="qkv_values")
+        st.caption(t("qkv.setup_caption"))
+    elif step == 1:
+        for title, line, dot, score in zip(titles, run["lines"], found.dots, found.scores):
+            st.markdown(t("qkv.dot_line", title=title, expr=line, dot=number_text(dot), tau=tau,
+                          score=number_text(score)))
+        show_plotly(figure_spec(bars, titles, found.scores, title=t("qkv.scores_title"), highlight=found.best,
+                                value_label=t("qkv.score")), key="qkv_scores")
+    elif step == 2:
+        st.latex(r"w_{%d} = \frac{e^{%.2f}}{%s} = %.4f" % (
+            found.best + 1, found.scores[found.best], " + ".join(f"e^{{{s:.2f}}}" for s in found.scores),
+            found.weights[found.best]))
+        show_plotly(figure_spec(bars, titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
+                                value_label=t("qkv.weight"), as_percent=True), key="qkv_weights")
+        shares = ", ".join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
+        st.markdown(t("qkv.weights_caption", shares=shares, total=100 * found.total))
+        st.markdown(t("qkv.top_line", number=found.best + 1, title=titles[found.best],
+                      share=100 * found.weights[found.best]))
+    else:
+        revealed = predict_then_reveal(t, S, 4, 3, key="qkv_predict")
         if revealed:
-            row[t("qkv.col_contribution")] = vector_text(found.contributions[i], 2)
-        rows.append(row)
-    if revealed:  # the output has no key, value, dot product or score of its own: those cells stay empty
-        rows.append({t("qkv.col_book"): t("qkv.output_row"), t("qkv.col_weight"): 100 * found.total,
-                     t("qkv.col_contribution"): vector_text(found.output, 2)})
-    table = pd.DataFrame(rows)  # numbers as numbers (the CSV); the screen shows them as text, blanks as ""
-    numeric = [t(f"qkv.col_{c}") for c in ("dot", "score", "weight") if t(f"qkv.col_{c}") in table]
-    shown = table.astype(object).where(table.notna(), "")
-    for column in numeric:
-        shown[column] = [number_text(x) if x != "" else "" for x in shown[column]]
-    st.dataframe(shown, hide_index=True)
-    csv_download(t("qkv.csv"), table, f"qkv_library_step{step}.csv", key="qkv_csv")
+            st.markdown(t("qkv.blend_line", expr=weighted_sum_expression(found.weights, lib.values)))
+            show_plotly(figure_spec(blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"),
+                                    t("qkv.output"), t("qkv.share"), title=t("qkv.blend_title")), key="qkv_blend")
+            names = {k: t(f"qkv.plane_{k}", tau=tau)
+                     for k in ("hull", "path", "current", "cold", "hot", "temperature", "x", "y")}
+            fig = figure_spec(value_plane, run["points"], lib.values, titles, run["hull"], run["path_2d"], run["path"],
+                              run["temps"], rgb_plane(found.output), found.output, rgb_plane(run["cold"]),
+                              rgb_plane(run["hot"]), names, title=t("qkv.plane_title"))
+            show_plotly(fig, key="qkv_plane")
+            if not st.session_state.get("presenter", False):
+                st.markdown(t("qkv.plane_note"))
+            st.caption(t("qkv.plane_caption", tau=tau, rgb=vector_text(found.output), cold=vector_text(run["cold"]),
+                         hot=vector_text(run["hot"])))
+    if step >= 2 and found.all_tied:
+        st.info(t("qkv.all_tied"))
 
-what_to_try(t, S)
+    with st.expander(t("qkv.table_title"), expanded=step > 0):
+        rows = []
+        for i, book in enumerate(lib.books):
+            row = {t("qkv.col_book"): titles[i], t("qkv.col_key"): vector_text(book.key),
+                   t("qkv.col_value"): vector_text(book.value, 0)}
+            if step >= 1:
+                row |= {t("qkv.col_dot"): found.dots[i], t("qkv.col_score"): found.scores[i]}
+            if step >= 2:
+                row[t("qkv.col_weight")] = 100 * found.weights[i]
+            if revealed:
+                row[t("qkv.col_contribution")] = vector_text(found.contributions[i], 2)
+            rows.append(row)
+        if revealed:  # the output has no key, value, dot product or score of its own: those cells stay empty
+            rows.append({t("qkv.col_book"): t("qkv.output_row"), t("qkv.col_weight"): 100 * found.total,
+                         t("qkv.col_contribution"): vector_text(found.output, 2)})
+        table = pd.DataFrame(rows)  # numbers as numbers (the CSV); the screen shows them as text, blanks as ""
+        numeric = [t(f"qkv.col_{c}") for c in ("dot", "score", "weight") if t(f"qkv.col_{c}") in table]
+        shown = table.astype(object).where(table.notna(), "")
+        for column in numeric:
+            shown[column] = [number_text(x) if x != "" else "" for x in shown[column]]
+        st.dataframe(shown, hide_index=True)
+        csv_download(t("qkv.csv"), table, f"qkv_library_step{step}.csv", key="qkv_csv")
+    what_to_try(t, S)
+
+
+lesson()
