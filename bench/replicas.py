@@ -286,16 +286,28 @@ def stickiness(raw: dict) -> dict:
     }
 
 
+def _cookie_routed(log: dict, st: dict) -> bool:
+    """HAProxy only: at least one request per websocket and reconnect routed by a valid cookie (V), and no
+    request whose cookie was invalid, expired, for a server that is down, or ignored. (With least
+    connections alone a reconnect often lands on its replica by chance, right after its socket closed.)"""
+    flags = log.get("request_cookie")
+    if flags is None:
+        return True  # nginx: no such log field
+    return flags.get("V", 0) >= st["students"] + st["reconnects"] and not any(flags.get(f) for f in "IDEOU")
+
+
 def verdict(res: dict, students: int, replicas: int = 2) -> dict[str, bool]:
     """The replica check, item by item (all must hold)."""
     st, lb = res["stickiness"], res["through_balancer"]
     share = st["largest_share"]
     return {
         "every student stayed on one replica": st["stayed"] == st["students"] == students,
-        "every reconnect resumed its session": st["reconnects"] > 0 and st["resumed"] == st["reconnects"],
+        "every student reconnected once and resumed its session": st["reconnects"] == students == st["resumed"],
         f"new sessions split no worse than {round(100 * (1 - SPLIT_LIMIT))}/{round(100 * SPLIT_LIMIT)}":
             share is not None and len(st["sessions_per_replica"]) == replicas and share <= SPLIT_LIMIT,
         "no routing cookie served by two replicas (nginx log)": not res["balancer_log"].get("routes_on_two_replicas"),
+        "the cookie chose the replica for every websocket and reconnect (HAProxy log: flag V)":
+            _cookie_routed(res["balancer_log"], st),
         "no errors": lb["errors"] == 0 and res["meta"]["server_tracebacks"] == 0,
     }
 

@@ -233,10 +233,15 @@ def test_the_replica_check_passes_only_when_every_session_stays_and_the_split_is
     assert all(replicas.verdict(_res(good), 40).values())
     moved = good[:-1] + [_session(39, "r1", ["r1", "r0"], resumed=False)]
     checks = replicas.verdict(_res(moved), 40)
-    assert not checks["every student stayed on one replica"] and not checks["every reconnect resumed its session"]
+    assert not checks["every student stayed on one replica"] and not checks["every student reconnected once and resumed its session"]
     uneven = [_session(i, "r0" if i < 28 else "r1", ["r0" if i < 28 else "r1"] * 2) for i in range(40)]
     assert replicas.verdict(_res(uneven), 40)["new sessions split no worse than 45/55"] is False
     assert replicas.verdict(_res(good, errors=1), 40)["no errors"] is False
+    routed = {**_res(good), "balancer_log": {"request_cookie": {"N": 40, "V": 80}}}
+    assert all(replicas.verdict(routed, 40).values())
+    by_chance = {**_res(good), "balancer_log": {"request_cookie": {"-": 120}}}  # no cookie: leastconn alone
+    assert not replicas.verdict(by_chance, 40)["the cookie chose the replica for every websocket and reconnect "
+                                                "(HAProxy log: flag V)"]
 
 
 @pytest.mark.skipif(not (shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()), reason="no haproxy")
