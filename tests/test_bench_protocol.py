@@ -305,3 +305,42 @@ def test_nginx_config_is_the_deploy_file_on_loopback(tmp_path: Path):
     assert 'proxy_set_header Connection "upgrade";' in conf and "proxy_read_timeout 86400s;" in conf
     plain = nginx_config(NGINX_TEMPLATE.read_text(), ["127.0.0.1:1001"], 8080, tmp_path, sticky=False)
     assert "hash $st_route" not in plain
+
+
+# --- issue 11's phases against the fixture app (no timing asserted) ------------------------------------
+
+def test_the_miss_phase_drives_every_widget_to_new_values(fixture_server):
+    from bench import miss
+
+    lanes = [miss.Lane("off", fixture_server.url, lambda: fixture_server.memory().get("cpu_s")),
+             miss.Lane("on", fixture_server.url, lambda: fixture_server.memory().get("cpu_s"))]
+    out = run_coroutine(miss.miss_passes(lanes, [""], per_widget=2, seed=3, timeout=60))
+    off = out["off"]["records"]
+    assert off and [r["errors"] for r in off] == [[] for _ in off]
+    counts = {}
+    for r in off:
+        counts[r["widget"]] = counts.get(r["widget"], 0) + 1
+    assert {"t_d", "t_range", "t_ss", "t_n", "t_sel", "t_r", "t_c", "t_tg", "t_txt", "t_m", "t_pl", "t_b", "t_fr"} <= set(counts)
+    assert counts["t_c"] == 1 and counts["t_d"] == 2, "a checkbox has one unseen value; a slider many"
+    assert all(r["cpu_ms"] is not None for r in off)
+    assert any(r["fragment"] for r in off if r["widget"] == "t_fr")
+    assert len(out["on"]["records"]) == len(off), "the same changes went to the second lane"
+    assert out["off"]["pages"]["/"]["sidebar_skipped"] == []
+
+
+def test_the_guided_class_follows_the_steps_and_skips_what_is_missing(fixture_server):
+    from bench import guided
+
+    steps = {"": [guided.Step("t_d", 10), guided.Step("nope", 1), guided.Step("t_sel", "z"),
+                  guided.Step("t_c", True), guided.Step("t_b", click=True), guided.Step("t_d", "x")],
+             "other": [guided.Step("o_s", 3)], "gone": [guided.Step("g", 1)]}
+    raw = run_coroutine(guided.guided_class(fixture_server.url, ["", "other"], steps, students=2,
+                                            pause_s=(0.0, 0.05), stagger_s=0.1, seed=1, timeout_s=60))
+    recs = raw["records"]
+    assert [r["errors"] for r in recs] == [[] for _ in recs]
+    assert sorted(r["widget"] for r in recs if r["kind"] == "step" and r["student"] == 0) == \
+        sorted(["t_d", "t_sel", "t_c", "t_b", "o_s"])
+    assert [r["kind"] for r in recs if r["student"] == 1 and r["kind"] != "step"] == ["open", "navigate"]
+    why = {(s["widget"], s["why"].split(":")[0]) for s in raw["skipped"]}
+    assert ("nope", "not on screen") in why and any(w == "t_d" for w, _ in why), raw["skipped"]
+    assert raw["steps_for_missing_pages"] == ["/gone"]
