@@ -14,9 +14,7 @@ from attention_core.transformer import (
     STEPS, block_weights, locality_check, permutation_check, row_stats, seeded_permutation, sinusoidal_encoding,
     transformer_block,
 )
-from charts.matrix import attention_heatmap
-from charts.style import DIVERGING
-from charts.transformer import change_bars
+from charts.transformer import change_bars, feature_heatmap
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, md_escape, page_header,
     predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
@@ -109,8 +107,7 @@ def order_section(X, words: list, safe: list, labels: list, seed: int):
     if not presenter:
         st.markdown(t("transformer.pe_intro"))
     pe = sinusoidal_encoding(n, d)
-    show_plotly(figure_spec(attention_heatmap, pe, labels, [str(i) for i in range(d)], title=t("transformer.pe_title"),
-                            zmax=None, colorscale=DIVERGING, value_label="PE", show_values=False,
+    show_plotly(figure_spec(feature_heatmap, pe, labels, title=t("transformer.pe_title"), value_label="PE",
                             axis_titles=(t("transformer.axis_dim"), t("transformer.axis_position"))),
                 key="transformer_pe_fig")
     st.caption(t("transformer.pe_caption", values=t("transformer.pe_values", p1=f"{pe[1, 0]:.4f}", p1c=f"{pe[1, 1]:.4f}",
@@ -150,8 +147,7 @@ def block_section(X, words: list, safe: list, labels: list, seed: int):
     st.markdown(t("transformer.norm_result", mean=f"{max(norm1['max_abs_mean'], norm2['max_abs_mean']):.1e}",
                   gap=f"{gap:.1e}"))
     out = steps["add_norm_2"]
-    show_plotly(figure_spec(attention_heatmap, out, labels, [str(i) for i in range(d)], title=t("transformer.out_title"),
-                            zmax=None, colorscale=DIVERGING, value_label="Y", show_values=False,
+    show_plotly(figure_spec(feature_heatmap, out, labels, title=t("transformer.out_title"), value_label="Y",
                             axis_titles=(t("transformer.axis_dim"), t("transformer.axis_token"))),
                 key="transformer_out_fig")
     frame = pd.DataFrame(out, columns=[str(i) for i in range(d)])

@@ -170,3 +170,18 @@ def test_link_opens_the_same_state():
     assert at.slider(key="transformer_pos").value == 5
     assert at.radio(key="transformer_act").value == "gelu"
     assert at.number_input(key="transformer_perm").value == 9
+
+
+def test_chart_dicts_are_valid_plotly_figures():
+    """The plain-dict builders skip validation for speed: the same dicts must pass Plotly's full validation."""
+    import plotly.graph_objects as go
+
+    from charts.transformer import change_bars, feature_heatmap
+
+    heat = feature_heatmap(np.arange(6.0).reshape(2, 3) - 2, ["1: a", "2: b"], title="PE", value_label="PE")
+    assert go.Figure(heat).to_dict()["data"][0]["zmid"] == 0
+    assert heat["data"][0]["zmax"] == 3.0
+    assert feature_heatmap(np.zeros((1, 2)), ["1: a"])["data"][0]["zmax"] == 1.0
+    bars = change_bars(["a", "b"], {"x": np.array([0.0, 0.5])}, {"x": "X"}, highlight=1, exact_zero="zero")
+    go.Figure(bars)
+    assert bars["data"][0]["text"] == ["0", ""] and bars["data"][0]["customdata"][0][1] == "zero"
