@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from attention_core.glove import embed, load_glove
-from attention_core.self_attention import glove_self_attention, lines_to_keep, load_self_attention, preset_heads
+from attention_core.self_attention import (
+    HEADS, glove_self_attention, lines_to_keep, load_self_attention, mix_steps, multi_head_parts, preset_heads,
+)
 from attention_core.text import tokenize
 from charts.tokens import line_traces
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
@@ -28,6 +30,15 @@ def drawn_lines(fig):
 def key_weights(fig):
     keys = [tr for tr in fig["data"] if tr.get("mode") == "markers+text" and tr["x"][0] == 1.0]
     return decode_array(keys[0]["customdata"])[:, 1]
+
+
+FRAMES = ("sa_table", "sa_mix_steps", "sa_mix_concat", "sa_mix_output")  # the page's tables, in page order
+
+
+def frame(at, key):
+    """The st.dataframe of this name (AppTest gives dataframes no key: they are found by their order on the page)."""
+    assert len(at.dataframe) == len(FRAMES)
+    return at.dataframe[FRAMES.index(key)]
 
 
 def reveal(at):
@@ -235,3 +246,150 @@ def test_a_broken_link_falls_back_cleanly():
     assert at.selectbox(key="sa_preset").value == "cat"
     assert at.selectbox(key="sa_token").value == DATA.by_id("cat").pronoun
     assert 0.05 <= at.slider(key="sa_cutoff").value <= 1.0
+
+
+# ---- multi-head: three heads, concatenated, mixed by W_O (issue 12 item 10) ----------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_heads_are_coreference_syntax_previous_word_and_follow_the_token(lang):
+    at = run_page(PAGE, lang)
+    strings = EN if lang == "en" else JA
+    figs = plotly_figures(at)
+    titles = [fig["layout"]["title"]["text"] for fig in figs[2:5]]
+    assert titles == [strings[f"self_attention.head_{name}"] for name in HEADS]
+    assert all(("hand-designed" in title) if lang == "en" else ("手作り" in title) for title in titles[:2])
+    at.selectbox(key="sa_token").set_value(6).run()  # 座った: the syntax head sends it to its subject 猫
+    assert_clean(at)
+    figs = plotly_figures(at)
+    heads = preset_heads(DATA.by_id("cat"), DATA.rule_score)
+    for fig, head in zip(figs[2:5], heads):
+        np.testing.assert_allclose(decode_array(fig["data"][0]["z"]), head, atol=1e-12)
+        assert fig["layout"]["shapes"][0]["y0"] == 6 - 0.5
+    caption = " ".join(c.value for c in at.caption)
+    sep = "：" if lang == "ja" else ": "
+    assert f"座った → 猫{sep}{heads[1][6, 0]:.1%}" in caption
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_concatenation_and_w_o_show_shapes_and_the_selected_row(lang):
+    at = run_page(PAGE, lang)
+    strings = EN if lang == "en" else JA
+    parts = multi_head_parts(preset_heads(DATA.by_id("cat"), DATA.rule_score))
+    shapes = strings["self_attention.mix_shapes"].format(h=3, n=14, d_v=4, hd=12, d_model=12)
+    assert any(shapes in m.value for m in at.markdown)
+    assert any(("seed 0" in m.value and "not trained" in m.value) if lang == "en" else ("シード 0" in m.value and "学習したものではありません" in m.value)
+               for m in at.markdown)
+    for sel in (DATA.by_id("cat").pronoun, 0):
+        if sel == 0:
+            at.selectbox(key="sa_token").set_value(0).run()
+            assert_clean(at)
+        table = frame(at, "sa_mix_steps").value
+        steps = mix_steps(parts, sel)
+        shown = table.iloc[:, 1:].to_numpy()
+        assert shown.shape == (5, 12)
+        for r in range(5):
+            for c in range(12):
+                want = "" if np.isnan(steps[r, c]) else f"{steps[r, c]:+.3f}"
+                assert shown[r, c] == want
+    concat = frame(at, "sa_mix_concat").value.iloc[:, 1:].to_numpy(dtype=float)
+    np.testing.assert_allclose(concat, np.round(parts.concat, 3), atol=1e-12)
+    output = frame(at, "sa_mix_output").value.iloc[:, 1:].to_numpy(dtype=float)
+    np.testing.assert_allclose(output, np.round(parts.output, 3), atol=1e-12)
+
+
+# ---- issue 13: one session, widgets follow the sentence; the state is said next to the text box ---------------
+
+def test_token_and_sections_follow_preset_changes_in_one_session():
+    at = run_page(PAGE)
+    for preset_id, token in [("cat", 13), ("animal", 10), ("hanako", 13), ("animal", 0), ("cat", 2), ("hanako", 4)]:
+        at.selectbox(key="sa_preset").set_value(preset_id).run()
+        assert_clean(at)
+        preset = DATA.by_id(preset_id)
+        assert at.selectbox(key="sa_token").value == preset.pronoun
+        at.selectbox(key="sa_token").set_value(token).run()
+        assert_clean(at)
+        figs = plotly_figures(at)
+        assert all(tr["y"][0] == token for tr in line_traces(figs[0]))
+        assert all(fig["layout"]["shapes"][0]["y0"] == token - 0.5 for fig in figs[1:5])
+        assert frame(at, "sa_mix_steps").value.shape[0] == 5
+        assert len(frame(at, "sa_mix_concat").value) == len(preset.tokens)
+
+
+def test_a_token_past_the_end_of_a_shorter_preset_falls_back_to_its_pronoun():
+    at = run_page(PAGE, query={"sa_preset": "animal", "sa_token": "13"})  # animal has 11 tokens
+    assert_clean(at)
+    assert at.selectbox(key="sa_token").value == DATA.by_id("animal").pronoun
+
+
+def test_glove_sentences_long_short_one_word_long_in_one_session(kv):
+    at = reveal(run_page(PAGE))
+    long_text = "the animal did not cross the busy street because it was far too tired after the long walk"
+    for text, figures in [(long_text, 7), ("it ran", 7), ("it", 5), ("", 5), (long_text, 7),
+                          ("the animal was tired because it ran", 7)]:
+        at.text_input(key="sa_text").input(text).run()
+        assert_clean(at)
+        assert len(plotly_figures(at)) == figures, text
+    at.toggle(key="sa_random").set_value(True).run()
+    at.text_input(key="sa_text").input("it").run()
+    assert_clean(at)
+    at.text_input(key="sa_text").input(long_text).run()
+    assert_clean(at)
+    assert len(plotly_figures(at)) == 7
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_typing_before_answering_says_to_answer_first_next_to_the_box(lang):
+    at = run_page(PAGE, lang)
+    strings = EN if lang == "en" else JA
+    at.text_input(key="sa_text").input("the dog sat because it was tired").run()
+    assert_clean(at)
+    assert len(plotly_figures(at)) == 5
+    assert any(i.value == strings["self_attention.answer_first"] for i in at.info)
+    reveal(at)
+    assert len(plotly_figures(at)) == 7
+    assert not any(i.value == strings["self_attention.answer_first"] for i in at.info)
+
+
+def test_going_back_to_the_default_token_raises_no_bad_link_toast():
+    at = run_page(PAGE, "ja")
+    at.selectbox(key="sa_token").set_value(0).run()
+    at.selectbox(key="sa_token").set_value(DATA.by_id("cat").pronoun).run()
+    assert_clean(at)
+    assert not at.toast, [t.value for t in at.toast]
+    assert "sa_token" not in at.query_params
+
+
+def recorded_downloads(monkeypatch):
+    """Make AppTest keep every media file it stores: {url: bytes} (as tests/test_causal_page.py does)."""
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files = {}
+
+    class Recording(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
+            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
+            files[self.get_url(file_id)] = path_or_data
+            return file_id
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+    return files
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_csv_downloads_have_a_bom_and_headers_in_the_page_language(lang, monkeypatch, kv):
+    files = recorded_downloads(monkeypatch)
+    at = reveal(run_page(PAGE, lang))
+    buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}
+    assert set(buttons) == {"sa_csv", "sa_head_csv_coreference", "sa_head_csv_syntax", "sa_head_csv_previous_word",
+                            "sa_mix_csv", "sa_glove_csv"}
+    assert all(data.startswith(b"\xef\xbb\xbf") for data in buttons.values())
+    corner = "クエリ \\ キー" if lang == "ja" else "query \\ key"
+    for key in ("sa_csv", "sa_head_csv_syntax", "sa_glove_csv"):
+        assert buttons[key].decode("utf-8-sig").splitlines()[0].startswith(corner + ",")
+    mix = buttons["sa_mix_csv"].decode("utf-8-sig").splitlines()
+    assert mix[0].split(",")[:2] == (["トークン", "連結_1"] if lang == "ja" else ["token", "concat_1"])
+    assert len(mix) == 1 + len(DATA.by_id("cat").tokens)
+    parts = multi_head_parts(preset_heads(DATA.by_id("cat"), DATA.rule_score))
+    np.testing.assert_allclose([float(x) for x in mix[1].split(",")[1:]],
+                               np.concatenate([parts.concat[0], parts.output[0]]), atol=1e-6)

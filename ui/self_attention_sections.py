@@ -9,7 +9,9 @@ selected row on the dict (charts.heads.outline_row), so a token click builds one
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attention_core.glove import embed, split_known
@@ -18,7 +20,7 @@ from attention_core.self_attention import (
     mix_steps, multi_head_parts, pair_weight_and_rank, position_labels, preset_for_sentence, preset_heads,
     self_preference, top_targets,
 )
-from charts.heads import outline_row
+from charts.heads import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
 from ui.common import (
@@ -32,20 +34,30 @@ HEAD_MAP_WIDTH = 420  # px: two maps per row at 1280 x 720 (wide layout), three 
 HEAD_MAP_HEIGHT = 460
 
 
-@st.cache_data(show_spinner=False)
+# Preset results are the same for everyone and never change: one shared read-only copy (st.cache_resource), not a
+# pickled copy per call (st.cache_data), which cost ~1 ms per call here.
+@st.cache_resource(show_spinner=False)
 def sa_data():
     return load_self_attention()
 
 
-@st.cache_data(show_spinner=False)
+def _read_only(array):
+    array.setflags(write=False)
+    return array
+
+
+@st.cache_resource(show_spinner=False)
 def sa_heads(preset_id: str):
     data = sa_data()
-    return preset_heads(data.by_id(preset_id), data.rule_score)
+    return _read_only(preset_heads(data.by_id(preset_id), data.rule_score))
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def sa_mix(preset_id: str):
-    return multi_head_parts(sa_heads(preset_id))
+    parts = multi_head_parts(sa_heads(preset_id))
+    for array in vars(parts).values():
+        _read_only(array)
+    return parts
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -58,6 +70,24 @@ def sa_glove(tokens: tuple, mode: str, seed: int, _kv):
 @st.cache_data(show_spinner=False, max_entries=256)
 def sa_self_preference(known: tuple, row: int, _kv):
     return self_preference(embed(list(known), _kv)[0], row)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def sa_csv_texts(preset_id: str, corner: str, token_col: str, concat_col: str, output_col: str) -> tuple[list[str], str]:
+    """-> (each head's matrix CSV, the concatenation + output CSV), headers in the page's language; built once."""
+    preset, heads, parts = sa_data().by_id(preset_id), sa_heads(preset_id), sa_mix(preset_id)
+    head_csvs = [matrix_csv(weights, preset.tokens, corner) for weights in heads]
+    table = pd.concat([pd.DataFrame({token_col: position_labels(preset.tokens)}),
+                       pd.DataFrame(parts.concat, columns=[concat_col.format(k=j + 1) for j in range(parts.concat.shape[1])]),
+                       pd.DataFrame(parts.output, columns=[output_col.format(k=j + 1) for j in range(parts.output.shape[1])])],
+                      axis=1)
+    return head_csvs, table.to_csv(index=False, float_format="%.6f")
+
+
+def arrow_table(first_name: str, first_column, columns, values) -> pa.Table:
+    """A small table for st.dataframe as Arrow (a labels column, then one column per name): ~0.4 ms, where a pandas
+    DataFrame costs ~3 ms per rerun to convert."""
+    return pa.table({first_name: list(first_column), **{str(c): values[:, j] for j, c in enumerate(columns)}})
 
 
 def heat(weights, tokens, row, **kwargs) -> dict:
@@ -103,14 +133,19 @@ def hand_section(preset_id: str, cutoff: float) -> None:
     with right:
         show_plotly(heat(coref, tokens, sel, title=t(f"{S}.heat_title"), value_label=t(f"{S}.value_label"),
                          height=fig["layout"]["height"], axis_titles=heatmap_axes(t)), key="sa_heat")
-        csv_download(t(f"{S}.download"), matrix_csv(coref, tokens, t(f"{S}.csv_corner")),
-                     f"self_attention_{preset.id}.csv", key="sa_csv")
+        csv_download(t(f"{S}.download"), _csv_texts(t, preset.id)[0][0], f"self_attention_{preset.id}.csv", key="sa_csv")
         with st.expander(t(f"{S}.table")):
             labels = position_labels(tokens)
-            st.dataframe(pd.DataFrame(coref, index=labels, columns=labels).round(4))
+            st.dataframe(arrow_table(t(f"{S}.csv_corner"), labels, labels, np.round(coref, 4)), hide_index=True,
+                         key="sa_table")
     what_to_try(t, S)
     heads_grid(t, preset, heads, sel)
     mix_section(t, preset, sel)
+
+
+def _csv_texts(t, preset_id: str) -> tuple[list[str], str]:
+    return sa_csv_texts(preset_id, t(f"{S}.csv_corner"), t(f"{S}.csv_token"), t(f"{S}.csv_concat", k="{k}"),
+                        t(f"{S}.csv_output", k="{k}"))
 
 
 def _token_box(t, tokens, preset) -> int:
@@ -125,16 +160,19 @@ def heads_grid(t, preset, heads, sel: int) -> None:
     st.subheader(t(f"{S}.heads_title"))
     if not st.session_state.get("presenter", False):
         st.markdown(t(f"{S}.heads_explain", score=f"{sa_data().rule_score:g}"))
+    # one figure built per preset and language (head 1); the other heads swap in their matrix and title
+    first = figure_spec(attention_heatmap, heads[0], tokens, highlight_row=0, title=t(f"{S}.head_{HEADS[0]}"),
+                        height=HEAD_MAP_HEIGHT, show_values=False, value_label=t(f"{S}.value_label"),
+                        axis_titles=heatmap_axes(t))
     with st.container(horizontal=True, gap="medium", key="sa_heads_grid"):
-        for name, weights in zip(HEADS, heads):
+        for k, (name, weights) in enumerate(zip(HEADS, heads)):
             with st.container(width=HEAD_MAP_WIDTH, key=f"sa_head_box_{name}"):
-                show_plotly(heat(weights, tokens, sel, title=t(f"{S}.head_{name}"), height=HEAD_MAP_HEIGHT,
-                                 show_values=False, value_label=t(f"{S}.value_label"), axis_titles=heatmap_axes(t)),
-                            key=f"sa_head_{name}")
+                spec = swap_matrix(first, weights, t(f"{S}.head_{name}")) if k else first
+                show_plotly(outline_row(spec, sel), key=f"sa_head_{name}")
                 target = top_targets(weights[sel], 1)[0]
                 st.caption(t(f"{S}.head_caption", source=md_escape(tokens[sel]), target=md_escape(tokens[target]),
                              weight=f"{weights[sel, target]:.1%}"))
-                csv_download(t(f"{S}.download_head"), matrix_csv(weights, tokens, t(f"{S}.csv_corner")),
+                csv_download(t(f"{S}.download_head"), _csv_texts(t, preset.id)[0][k],
                              f"self_attention_{preset.id}_{name}.csv", key=f"sa_head_csv_{name}")
 
 
@@ -157,21 +195,18 @@ def mix_section(t, preset, sel: int) -> None:
     names = [t(f"{S}.mix_name_{name}") for name in HEADS]
     index = [t(f"{S}.mix_row_head", k=k + 1, name=names[k], **sizes) for k in range(h)]
     index += [t(f"{S}.mix_row_concat", **sizes), t(f"{S}.mix_row_output", **sizes)]
-    steps = mix_steps(parts, sel)
-    st.dataframe(pd.DataFrame([_numbers(r) for r in steps], index=index, columns=[str(j + 1) for j in range(hd)]),
-                 key="sa_mix_steps")
+    steps = np.array([_numbers(r) for r in mix_steps(parts, sel)], dtype=object)
+    st.dataframe(arrow_table(t(f"{S}.mix_step"), index, range(1, hd + 1), steps), hide_index=True, key="sa_mix_steps")
     labels = position_labels(tokens)
-    concat_cols = [t(f"{S}.csv_concat", k=j + 1) for j in range(hd)]
-    output_cols = [t(f"{S}.csv_output", k=j + 1) for j in range(d_model)]
-    table = pd.concat([pd.DataFrame({t(f"{S}.csv_token"): labels}),
-                       pd.DataFrame(parts.concat, columns=concat_cols).round(6),
-                       pd.DataFrame(parts.output, columns=output_cols).round(6)], axis=1)
     with st.expander(t(f"{S}.mix_full")):
         st.caption(t(f"{S}.mix_concat_label", **sizes))
-        st.dataframe(pd.DataFrame(parts.concat, index=labels, columns=concat_cols).round(3))
+        st.dataframe(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_concat", k=j + 1) for j in range(hd)],
+                                 np.round(parts.concat, 3)), hide_index=True, key="sa_mix_concat")
         st.caption(t(f"{S}.mix_output_label", **sizes))
-        st.dataframe(pd.DataFrame(parts.output, index=labels, columns=output_cols).round(3))
-    csv_download(t(f"{S}.mix_download"), table, f"self_attention_{preset.id}_multi_head.csv", key="sa_mix_csv")
+        st.dataframe(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_output", k=j + 1) for j in range(d_model)],
+                                 np.round(parts.output, 3)), hide_index=True, key="sa_mix_output")
+    csv_download(t(f"{S}.mix_download"), _csv_texts(t, preset.id)[1], f"self_attention_{preset.id}_multi_head.csv",
+                 key="sa_mix_csv")
 
 
 @guarded_fragment
