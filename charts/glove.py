@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from _plotly_utils.utils import to_typed_array_spec
+
+from charts.causal import PlainFigure, default_template
 from charts.style import ACCENT, SECOND, SEQUENTIAL, THIRD, base_layout
 
 MIN_MARKER, MAX_MARKER = 5.0, 26.0
@@ -20,10 +23,11 @@ def rank_histogram(
     observed_label: str = "observed",
     uniform_label: str = "uniform (1/n)",
     height: int = 380,
-) -> go.Figure:
+) -> PlainFigure:
     """counts: (n,) how often each rank 1..n occurred -> bars of the share (%) with the uniform 1/n line.
 
-    Bar ``highlight_rank`` (1-based, e.g. this seed's rank) is drawn in the accent colour.
+    Bar ``highlight_rank`` (1-based, e.g. this seed's rank) is drawn in the accent colour. A plain figure dict, the
+    JSON of the graph_objects version without its validation (tests/test_glove_charts.py compares them).
     """
     counts = np.asarray(counts, dtype=np.float64)
     n = counts.size
@@ -31,24 +35,28 @@ def rank_histogram(
     ranks = np.arange(1, n + 1)
     shares = 100.0 * counts / total
     colours = [ACCENT if r == highlight_rank else SECOND for r in ranks]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(
-        x=ranks, y=shares, name=observed_label, marker_color=colours, customdata=counts.astype(int),
-        hovertemplate=f"{rank_label} %{{x}}<br>{share_label} = %{{y:.2f}} % (%{{customdata}})<extra></extra>",
-    ))
     uniform = np.full(n, 100.0 / n) if n else np.zeros(0)
-    fig.add_trace(go.Scatter(
-        x=ranks, y=uniform, name=uniform_label, mode="lines+markers", line=dict(color=THIRD, dash="dash", width=3),
-        marker=dict(symbol="line-ew", size=10), hovertemplate=f"{uniform_label} = %{{y:.2f}} %<extra></extra>",
-    ))
-    fig.update_layout(
-        **base_layout(title, height),
-        xaxis=dict(title=rank_label, tickmode="array", tickvals=ranks.tolist()),
-        yaxis=dict(title=share_label + " (%)", rangemode="tozero"),
+    data = [
+        {"customdata": to_typed_array_spec(counts.astype(int)),
+         "hovertemplate": f"{rank_label} %{{x}}<br>{share_label} = %{{y:.2f}} % (%{{customdata}})<extra></extra>",
+         "marker": {"color": colours}, "name": observed_label, "x": to_typed_array_spec(ranks),
+         "y": to_typed_array_spec(shares), "type": "bar"},
+        {"hovertemplate": f"{uniform_label} = %{{y:.2f}} %<extra></extra>",
+         "line": {"color": THIRD, "dash": "dash", "width": 3}, "marker": {"size": 10, "symbol": "line-ew"},
+         "mode": "lines+markers", "name": uniform_label, "x": to_typed_array_spec(ranks),
+         "y": to_typed_array_spec(uniform), "type": "scatter"},
+    ]
+    layout = {k: {} if v is None else v for k, v in base_layout(title, height).items()}
+    layout.update(
+        xaxis={"title": {"text": rank_label}, "tickmode": "array", "tickvals": ranks.tolist()},
+        yaxis={"title": {"text": share_label + " (%)"}, "rangemode": "tozero"},
         legend=dict(orientation="h", yanchor="top", y=0.98, xanchor="center", x=0.5),
         bargap=0.15,
     )
-    return fig
+    template = default_template()
+    if template is not None:
+        layout["template"] = template
+    return PlainFigure({"data": data, "layout": layout})
 
 
 def _scaled(weights: np.ndarray, low: float, high: float) -> np.ndarray:
