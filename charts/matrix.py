@@ -7,6 +7,39 @@ import plotly.graph_objects as go
 
 from charts.style import ACCENT, MASKED_GREY, SEQUENTIAL, base_layout
 
+# Legibility at 1280x720 (issue 13): a heat map usually stands in half of the page's content (two columns, sidebar
+# open), where its plot area is about this wide once the row labels and the colour bar have their room. A page whose
+# map is full width passes a larger ``plot_width``.
+HALF_PAGE_PLOT_PX = 220
+CELL_TEXT_MIN_PX = (34, 20)  # a cell needs this (width, height) for "0.25" at 13 px not to touch its neighbours
+TICK_MIN_PX = 17  # a column label (12 px, turned upright when dense) needs this much width
+ROW_PX = 34  # the height of one row: row labels and cell numbers stay readable up to 40 tokens
+
+
+def cell_text_fits(n_q: int, n_k: int, height: int | None = None, plot_width: int = HALF_PAGE_PLOT_PX) -> bool:
+    """(n_q, n_k) cells in a plot about ``plot_width`` px wide and ``height`` px tall: room to write a number in each?"""
+    plot_height = (height or heatmap_height(n_q)) - 130  # title, column labels and axis title
+    return plot_width / max(n_k, 1) >= CELL_TEXT_MIN_PX[0] and plot_height / max(n_q, 1) >= CELL_TEXT_MIN_PX[1]
+
+
+def heatmap_height(n_q: int) -> int:
+    """The figure height (px) of an n_q-row map: every row gets ROW_PX, with room for the title and column labels."""
+    return max(340, 150 + ROW_PX * n_q)
+
+
+def column_ticks(n_k: int, plot_width: int = HALF_PAGE_PLOT_PX) -> tuple[list[int], int, int]:
+    """(the column positions that get a label, their font size, their angle) so that labels never overlap.
+
+    Up to a cell of TICK_MIN_PX every column is labelled; denser maps label every 2nd/3rd... column (the hover names
+    every cell). Dense labels stand upright (-90); wider ones take Plotly's automatic angle (flat, 30 or 90 degrees,
+    the first with no overlap), given as None.
+    """
+    cell = plot_width / max(n_k, 1)
+    step = max(1, int(np.ceil(TICK_MIN_PX / cell)))
+    size = 14 if cell >= 24 else 12
+    angle = None if cell >= 24 else -90
+    return list(range(0, n_k, step)), size, angle
+
 
 def attention_heatmap(
     weights,
@@ -21,10 +54,14 @@ def attention_heatmap(
     height: int | None = None,
     show_values: bool | None = None,
     axis_titles: tuple[str, str] = ("key", "query"),
+    plot_width: int = HALF_PAGE_PLOT_PX,
 ) -> go.Figure:
     """weights: (n_q, n_k) -> heat map; ``hidden`` (n_q, n_k) bool cells are drawn grey (masked / not yet generated).
 
-    Axes are positions (tokens may repeat) labelled with the tokens; rows are queries, top to bottom.
+    Axes are positions (tokens may repeat) labelled with the tokens; rows are queries, top to bottom. Legible at
+    1280x720 with up to 40 tokens: numbers are written in the cells only where they fit (``show_values=None``: decided
+    from n and the expected ``plot_width``; the hover always gives them), dense column labels are thinned and stand
+    upright, every row keeps its label, and the colour bar is thin.
     """
     W = np.asarray(weights, dtype=np.float64)
     n_q, n_k = W.shape
@@ -35,8 +72,10 @@ def attention_heatmap(
         z = np.where(np.asarray(hidden, dtype=bool), np.nan, z)
     q_names = np.repeat(np.array(row_labels, dtype=object)[:, None], n_k, axis=1)
     k_names = np.repeat(np.array(col_labels, dtype=object)[None, :], n_q, axis=0)
+    height = height or heatmap_height(n_q)
     if show_values is None:
-        show_values = n_q * n_k <= 144
+        show_values = cell_text_fits(n_q, n_k, height, plot_width)
+    tick_at, tick_size, tick_angle = column_ticks(n_k, plot_width)
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -49,17 +88,19 @@ def attention_heatmap(
             zmax=zmax,
             hoverongaps=False,
             texttemplate="%{z:.2f}" if show_values else None,
-            colorbar=dict(title=dict(text=value_label)),
+            textfont=dict(size=13) if show_values else None,
+            colorbar=dict(title=dict(text=value_label, side="right"), thickness=12, xpad=6),
         )
     )
-    layout = base_layout(title, height or max(320, 60 + 34 * n_q))
+    layout = base_layout(title, height)
+    layout["margin"].update(l=10, r=10)  # automargin makes room for the labels themselves
     fig.update_layout(
         **layout,
         plot_bgcolor=MASKED_GREY,
-        xaxis=dict(tickvals=list(range(n_k)), ticktext=col_labels, side="bottom", title=axis_titles[0],
-                   showgrid=False, zeroline=False),
+        xaxis=dict(tickvals=tick_at, ticktext=[col_labels[i] for i in tick_at], side="bottom", title=axis_titles[0],
+                   tickangle=tick_angle, tickfont=dict(size=tick_size), showgrid=False, zeroline=False, automargin=True),
         yaxis=dict(tickvals=list(range(n_q)), ticktext=row_labels, autorange="reversed", title=axis_titles[1],
-                   showgrid=False, zeroline=False),
+                   tickfont=dict(size=14 if n_q <= 30 else 13), showgrid=False, zeroline=False, automargin=True),
     )
     if highlight_row is not None and 0 <= highlight_row < n_q:
         fig.add_shape(

@@ -17,3 +17,10 @@ def base_layout(title: str | None = None, height: int = 420) -> dict:
         margin=dict(l=60, r=20, t=50 if title else 20, b=60),
         font=dict(size=14),
     )
+
+
+def text_width_px(text: str, size: float = 14) -> float:
+    """An upper estimate of the width in px of ``text`` at font ``size`` (wide East Asian characters count double)."""
+    import unicodedata
+
+    return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62) for ch in str(text))

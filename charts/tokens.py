@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import ACCENT, SECOND, base_layout
+from charts.style import ACCENT, SECOND, base_layout, text_width_px
 
 LINE_TRACE_PREFIX = "line"
+LABEL_FONT_PX = 16  # the labels' margins are sized for presenter mode's font (16 px), so they fit at 14 px too
+MARKER_ROOM_PX = 24  # half the largest key marker plus the gap between a marker and its label
 
 
 def token_lines(
@@ -52,7 +54,7 @@ def token_lines(
         go.Scatter(
             x=[0.0] * n, y=ys, mode="markers+text", name=query_label, text=labels, textposition="middle left",
             customdata=ys, marker=dict(size=[18 if i == selected else 12 for i in ys], color=query_colours,
-                                       line=dict(color="white", width=1)),
+                                       line=dict(color="white", width=1)), cliponaxis=False,
             hovertemplate=f"{query_label}: %{{text}}<extra></extra>",
             unselected=dict(marker=dict(opacity=1.0)), showlegend=False,
         )
@@ -66,12 +68,19 @@ def token_lines(
             marker=dict(size=[8 + 22 * float(v) for v in w], color=[SECOND if k else "rgba(128,128,128,0.6)" for k in keep],
                         line=dict(color="white", width=1)),
             hovertemplate=f"{source} → %{{text}}<br>{value_label} = %{{customdata[1]:.4f}}<extra></extra>",
-            unselected=dict(marker=dict(opacity=1.0)), showlegend=False,
+            unselected=dict(marker=dict(opacity=1.0)), showlegend=False, cliponaxis=False,
         )
     )
+    # The labels stand in the margins (cliponaxis=False), which are sized from the longest label: "because 11.9%"
+    # is never cut at the right edge, however narrow the column (issue 13).
+    layout = base_layout(title, height or max(320, 70 + 30 * n))
+    layout["margin"].update(
+        l=int(MARKER_ROOM_PX + max([text_width_px(s, LABEL_FONT_PX) for s in labels] + [text_width_px(query_label, 13)])),
+        r=int(MARKER_ROOM_PX + max([text_width_px(s, LABEL_FONT_PX) for s in percent] + [text_width_px(key_label, 13)])),
+    )
     fig.update_layout(
-        **base_layout(title, height or max(320, 70 + 30 * n)),
-        xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
+        **layout,
+        xaxis=dict(range=[-0.04, 1.04], visible=False, fixedrange=True),
         yaxis=dict(range=[n - 0.5, -0.5], visible=False, fixedrange=True),
         dragmode=False, hovermode="closest", clickmode="event+select",
     )
