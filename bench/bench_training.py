@@ -22,13 +22,13 @@ import numpy as np
 from bench.timing import describe, timed
 
 from attention_core.glove import embed, load_glove
-from attention_core.glove_rows import projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row
+from attention_core.glove_rows import direction_ranks, projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row
 from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.text import tokenize
 from attention_core.training import TrainSetting, accuracy, head_rows, train_head
 
-SENTENCE = "the animal did not cross the street because it was too tired"
-N_SEEDS = 2000  # as ui/glove_sections.N_SEEDS
+SENTENCE = "The animal didn't cross the street because it was too tired"  # the GloVe page's default
+N_SEEDS = 2000  # as ui/glove_sections.N_DRAWS
 
 
 
@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  counts by rank 1..{len(words)}: {counts.tolist()}; mean rank {s['mean_rank']:.2f} "
               f"(uniform {s['uniform_mean_rank']:.1f}), first {100 * s['top_share']:.1f} %, "
               f"last {100 * s['bottom_share']:.1f} % (uniform {100 * s['uniform_share']:.1f} %)")
+    print(describe(f"the page's histogram: {N_SEEDS} random directions (any query, any d_k)",
+                   timed(lambda: direction_ranks(X, ti, N_SEEDS, 0), args.repeats)))
+    counts = rank_counts(direction_ranks(X, ti, N_SEEDS, 0), len(words))
+    print(f"  counts by rank 1..{len(words)}: {counts.tolist()}; mean rank {rank_summary(counts)['mean_rank']:.2f}")
 
 
 if __name__ == "__main__":

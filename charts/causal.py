@@ -28,19 +28,19 @@ class PlainFigure(dict):
 
 
 @functools.lru_cache(maxsize=64)
-def _heatmap_layout(labels: tuple, title, value_label: str, axis_titles: tuple, zmax) -> dict:
+def _heatmap_layout(labels: tuple, title, value_label: str, axis_titles: tuple, zmax, highlight_row=None) -> dict:
     """attention_heatmap's dict for these labels and titles, with all-zero weights (the numbers are filled in later)."""
     n = len(labels)
     return attention_heatmap(np.zeros((n, n)), list(labels), title=title, zmax=zmax, value_label=value_label,
-                             axis_titles=tuple(axis_titles)).to_dict()
+                             axis_titles=tuple(axis_titles), highlight_row=highlight_row).to_dict()
 
 
-def _heatmap(z, labels, title, value_label: str, axis_titles, zmax=1.0) -> PlainFigure:
+def _heatmap(z, labels, title, value_label: str, axis_titles, zmax=1.0, highlight_row=None) -> PlainFigure:
     """z: (n, n) with NaN where hidden -> attention_heatmap(...)'s dict with these numbers, built without validation.
 
     The parts changed later (data, layout and its margin/axes) are copies; the rest (the template) is shared, read-only.
     """
-    spec = _heatmap_layout(tuple(str(x) for x in labels), title, value_label, tuple(axis_titles), zmax)
+    spec = _heatmap_layout(tuple(str(x) for x in labels), title, value_label, tuple(axis_titles), zmax, highlight_row)
     heat = {**spec["data"][0], "z": to_typed_array_spec(np.asarray(z))}  # base64, as fig.to_dict() writes arrays
     return PlainFigure({**spec, "data": [heat, *copy.deepcopy(spec["data"][1:])], "layout": {**spec["layout"]}})
 
@@ -57,6 +57,14 @@ def _template_named(name) -> dict | None:
     import plotly.graph_objects as go
 
     return go.Figure().to_dict()["layout"].get("template")
+
+
+def weights_heatmap(weights, labels, title: str | None = None, hidden=None, value_label: str = "weight",
+                    highlight_row: int | None = None, axis_titles: tuple[str, str] = ("key", "query")) -> PlainFigure:
+    """weights: (n, n) -> charts.matrix.attention_heatmap's figure as a plain dict (``hidden`` cells grey)."""
+    W = np.asarray(weights, dtype=np.float64)
+    z = W if hidden is None else np.where(np.asarray(hidden, dtype=bool), np.nan, W)
+    return _heatmap(z, labels, title, value_label, axis_titles, highlight_row=highlight_row)
 
 
 def masked_scores_heatmap(scores, labels, title: str | None = None, value_label: str = "score",

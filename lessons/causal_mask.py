@@ -13,8 +13,7 @@ from attention_core.causal import (
 from attention_core.glove import embed, split_known
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from charts.causal import generation_animation, leak_bars, masked_scores_heatmap
-from charts.matrix import attention_heatmap
+from charts.causal import generation_animation, leak_bars, masked_scores_heatmap, weights_heatmap
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, page_header,
     predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
@@ -105,11 +104,11 @@ st.subheader(t("causal.matrices_header"))
 if predict_then_reveal(t, S, 4, 1, key="causal_predict"):
     left, right = st.columns(2, gap="medium")
     with left:
-        show_plotly(figure_spec(attention_heatmap, res["bidirectional"].weights, words, title=t("causal.bi_title"),
+        show_plotly(figure_spec(weights_heatmap, res["bidirectional"].weights, words, title=t("causal.bi_title"),
                                 value_label=t("causal.weight_label"), axis_titles=heatmap_axes(t)), key="causal_bi_fig")
     with right:
         show_plotly(figure_spec(
-            attention_heatmap, res["causal"].weights, words, title=t("causal.causal_title"), hidden=~res["causal"].mask,
+            weights_heatmap, res["causal"].weights, words, title=t("causal.causal_title"), hidden=~res["causal"].mask,
             value_label=t("causal.weight_label"), highlight_row=0, axis_titles=heatmap_axes(t)), key="causal_causal_fig")
     if n > 1:
         st.caption(t("causal.matrices_caption", masked=facts["masked"], causal_max=repr(facts["causal_max_above"]),
