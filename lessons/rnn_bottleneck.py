@@ -77,15 +77,14 @@ def lesson(t) -> None:
 
     tokens = sentence_tokens(t, text)
     kv = glove_vectors(t) if tokens else None
-    profile, known = None, []
+    profile = None
     if kv is not None:
         profile, unknown = sec.profile_for(tuple(tokens), hidden, radius, seed, kv)
         show_unknown(t, unknown)
         if profile is None:
             st.warning(t("rnn.no_known"))
         else:
-            known = [w for w in tokens if w not in unknown]
-            sec.show_steps(t, len(known))
+            sec.show_steps(t, len(tokens) - len([w for w in tokens if w in unknown]))
 
     st.subheader(t("rnn.fig1_title"))
     # The question stays on screen whatever the sentence, so an answer is not lost while the learner edits the text.
@@ -94,7 +93,7 @@ def lesson(t) -> None:
         if kv_default is not None:
             predict_number(t, kv_default)
         if profile is not None:
-            sec.show_influence(t, known, profile)
+            sec.show_influence(t, tokens, hidden, radius, seed, kv)
 
     sec.show_probe(t, radius, seed)
 

@@ -17,7 +17,7 @@ from attention_core.rnn import (
 from attention_core.sentences import load_sentences
 from charts.rnn import influence_chart, memory_probe_chart
 from ui.common import csv_download, show_plotly
-from ui.figures import figure_spec
+from ui.i18n import Translator
 
 DEFAULT_PRESET = "long_memory"
 DEFAULTS = {"hidden": 32, "radius": 0.9, "seed": 0}
@@ -71,35 +71,50 @@ def ratio_text(profile) -> str:
     return f"{rnn[0] / rnn[-1]:.2g}" if rnn[-1] > 0 else "—"
 
 
-def show_influence(t, tokens: list[str], profile) -> None:
+# Each section's whole view (figure dict, captions, table, CSV bytes) is cached under its small arguments: a rerun
+# with nothing new hashes a few numbers and unpickles a few kB, instead of hashing arrays, building DataFrames and
+# writing CSVs again (tens of ms per rerun).
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def influence_view(tokens: tuple[str, ...], hidden: int, radius: float, seed: int, lang: str, _kv) -> dict | None:
+    profile, unknown = profile_for(tokens, hidden, radius, seed, _kv)
+    if profile is None:
+        return None
+    t = Translator(lang)
+    known = [w for w in tokens if w not in unknown]
     names = {
         "rnn": t("rnn.fig1_rnn"), "attention": t("rnn.fig1_attention"),
         "x": t("rnn.fig1_x"), "y": t("rnn.fig1_y"), "steps": t("rnn.fig1_steps"),
     }
-    fig = figure_spec(
-        influence_chart, tokens, profile.rnn_norm, profile.attention_norm, profile.rnn_steps, profile.attention_steps, names
-    )
-    show_plotly(fig, key="rnn_influence")
     rnn, att = profile.rnn_norm, profile.attention_norm
-    st.caption(t(
-        "rnn.fig1_caption", n=len(tokens), rnn_first=f"{rnn[0]:.3e}", rnn_last=f"{rnn[-1]:.3e}",
+    caption = t(
+        "rnn.fig1_caption", n=len(known), rnn_first=f"{rnn[0]:.3e}", rnn_last=f"{rnn[-1]:.3e}",
         rnn_ratio=ratio_text(profile),
         att_min=f"{att.min():.4g}", att_max=f"{att.max():.4g}", att_ratio=f"{att[0] / att[-1]:.3g}",
-    ))
-    if not st.session_state.get("presenter", False):
-        st.caption(t("rnn.fig1_note"))
+    )
     table = pd.DataFrame({
-        t("rnn.col_position"): range(1, len(tokens) + 1),
-        t("rnn.col_word"): tokens,
+        t("rnn.col_position"): range(1, len(known) + 1),
+        t("rnn.col_word"): known,
         t("rnn.col_rnn"): rnn,
         t("rnn.col_attention"): att,
         t("rnn.col_rnn_steps"): profile.rnn_steps,
         t("rnn.col_attention_steps"): profile.attention_steps,
     })
+    fig = influence_chart(known, rnn, att, profile.rnn_steps, profile.attention_steps, names)
+    return {"fig": fig, "caption": caption, "table": table, "csv": table.to_csv(index=False)}
+
+
+def show_influence(t, tokens: list[str], hidden: int, radius: float, seed: int, kv) -> None:
+    view = influence_view(tuple(tokens), hidden, radius, seed, t.lang, kv)
+    show_plotly(view["fig"], key="rnn_influence")
+    st.caption(view["caption"])
+    if not st.session_state.get("presenter", False):
+        st.caption(t("rnn.fig1_note"))
     with st.expander(t("rnn.table_title")):
         number = st.column_config.NumberColumn(format="%.4e")
-        st.dataframe(table, hide_index=True, column_config={t("rnn.col_rnn"): number, t("rnn.col_attention"): number})
-        csv_download(t("rnn.download_influence"), table, "rnn_influence.csv", key="rnn_download_influence")
+        st.dataframe(view["table"], hide_index=True,
+                     column_config={t("rnn.col_rnn"): number, t("rnn.col_attention"): number})
+        csv_download(t("rnn.download_influence"), view["csv"], "rnn_influence.csv", key="rnn_download_influence")
 
 
 def gap_text(attention_r2) -> str:
@@ -126,26 +141,37 @@ def probe_lines(t, probe, best) -> list[str]:
     return lines
 
 
-def show_probe(t, radius: float, seed: int) -> None:
-    st.subheader(t("rnn.fig2_title"))
+@st.cache_data(show_spinner=False, max_entries=128)
+def probe_view(radius: float, seed: int, lang: str) -> dict:
+    t = Translator(lang)
     probe, best = probe_for(radius, seed), best_for(seed)
     names = {"rnn": t("rnn.fig2_rnn"), "best": t("rnn.fig2_best"), "attention": t("rnn.fig2_attention"),
              "x": t("rnn.fig2_x"), "y": t("rnn.fig2_y")}
-    show_plotly(figure_spec(memory_probe_chart, probe.lengths, probe.rnn_r2, probe.hidden_sizes, probe.attention_r2,
-                            best.first_r2, names), key="rnn_probe")
-    st.caption("  \n".join(probe_lines(t, probe, best)))
+    fig = memory_probe_chart(probe.lengths, probe.rnn_r2, probe.hidden_sizes, probe.attention_r2, best.first_r2, names)
     caps = " / ".join(f"{c:g}" for c in best.capacity)
     sizes = " / ".join(str(h) for h in best.hidden_sizes)
-    if not st.session_state.get("presenter", False):
-        st.caption(t("rnn.fig2_note", n_train=PROBE_TRAIN, n_test=PROBE_TEST, d=PROBE_D, sizes=sizes, caps=caps))
-    st.markdown(t("rnn.fig2_shows", d=PROBE_D, sizes=sizes, caps=caps))
     table = pd.DataFrame({t("rnn.col_length"): [int(x) for x in probe.lengths]})
     for hidden, row in zip(probe.hidden_sizes, probe.rnn_r2):
         table[t("rnn.fig2_rnn", hidden=hidden)] = row
     for hidden, row in zip(best.hidden_sizes, best.first_r2):
         table[t("rnn.fig2_best", hidden=hidden)] = row
     table[t("rnn.fig2_attention")] = probe.attention_r2
-    csv_download(t("rnn.download_probe"), table, "rnn_memory_probe.csv", key="rnn_download_probe")
+    return {
+        "fig": fig, "lines": "  \n".join(probe_lines(t, probe, best)), "csv": table.to_csv(index=False),
+        "note": t("rnn.fig2_note", n_train=PROBE_TRAIN, n_test=PROBE_TEST, d=PROBE_D, sizes=sizes, caps=caps),
+        "shows": t("rnn.fig2_shows", d=PROBE_D, sizes=sizes, caps=caps),
+    }
+
+
+def show_probe(t, radius: float, seed: int) -> None:
+    st.subheader(t("rnn.fig2_title"))
+    view = probe_view(radius, seed, t.lang)
+    show_plotly(view["fig"], key="rnn_probe")
+    st.caption(view["lines"])
+    if not st.session_state.get("presenter", False):
+        st.caption(view["note"])
+    st.markdown(view["shows"])
+    csv_download(t("rnn.download_probe"), view["csv"], "rnn_memory_probe.csv", key="rnn_download_probe")
 
 
 def tokenize_text(text: str) -> list[str]:
