@@ -255,7 +255,8 @@ def markdown(s: dict) -> list[str]:
     if s["pages_without_steps"]:
         lines += ["", "Pages without steps in bench/guided.toml (not led): " + ", ".join(s["pages_without_steps"]) + "."]
     if s["steps_for_missing_pages"]:
-        lines += ["", "Steps for pages the app no longer has: " + ", ".join(s["steps_for_missing_pages"]) + "."]
+        lines += ["", "Steps for pages not run (not among --pages, or no longer in the app): "
+                  + ", ".join(s["steps_for_missing_pages"]) + "."]
     return lines
 
 
