@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
-from ui.common import heatmap_axes, page_header, show_plotly, translator
+from ui.common import csv_download, heatmap_axes, page_header, show_plotly, translator
 from ui.figures import figure_spec
 
 t = translator()
@@ -41,5 +41,4 @@ with right:
     table = pd.DataFrame(weights, index=tokens, columns=tokens).rename_axis(t("common.axis_query"))
     with st.expander(t("home.table_title")):
         st.dataframe(table.round(4))
-    st.download_button(t("home.download"), table.to_csv().encode("utf-8"), file_name=f"attention_demo_seed{seed}.csv",
-                       mime="text/csv", key="home_csv", on_click="ignore", icon=":material/download:")
+    csv_download(t("home.download"), table.reset_index(), file_name=f"attention_demo_seed{seed}.csv", key="home_csv")

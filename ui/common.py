@@ -125,10 +125,11 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
         if choice is None:
             st.caption(t("common.predict_hint"))
             return False
+        gap = "" if t.lang == "ja" else " "  # (Japanese puts no space after 。)
         if choice == answer:
-            st.success(t("common.predict_right") + " " + t(f"{section}.predict_why"))
+            st.success(t("common.predict_right") + gap + t(f"{section}.predict_why"))
         else:
-            st.warning(t("common.predict_wrong") + " " + t(f"{section}.predict_why"))
+            st.warning(t("common.predict_wrong") + gap + t(f"{section}.predict_why"))
         return True
 
 

@@ -1,0 +1,77 @@
+"""Japanese terminology and punctuation (issue 12 item 7): locales/glossary.toml names one Japanese term per concept
+and its forbidden variants; every Japanese UI text is checked against it and against the full-width punctuation rules.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import pytest
+
+from tests.apptest_utils import assert_clean, run_page
+from ui.i18n import LOCALES_DIR, load_strings
+
+GLOSSARY = tomllib.loads((LOCALES_DIR / "glossary.toml").read_text(encoding="utf-8"))
+JA = f"[{GLOSSARY['punctuation']['japanese_chars']}]"
+ASCII_COMMA = re.compile(f"{JA}\\s*, *{JA}")  # "猫, 犬": a list of Japanese items takes 、
+ASCII_PAREN = re.compile(f"(?<![A-Za-z])\\([^()]*{JA}[^()]*\\)")  # "(スコア)" takes （）; "(a)", "(P X)", "softmax(スコア)" stay
+SPACE_AFTER_STOP = re.compile("。[ \u00a0]")
+
+
+def japanese_texts() -> dict[str, str]:
+    return load_strings("ja")
+
+
+def violations(text: str) -> list[str]:
+    found = [f"forbidden {bad!r} (use {term['ja']!r})" for term in GLOSSARY["term"] for bad in term["forbidden"]
+             if bad in text]
+    found += [f"ASCII comma in {m.group(0)!r}" for m in ASCII_COMMA.finditer(text)]
+    found += [f"ASCII parentheses in {m.group(0)!r}" for m in ASCII_PAREN.finditer(text)]
+    found += [f"half-width space after 。 in {text[max(m.start() - 8, 0):m.end() + 8]!r}"
+              for m in SPACE_AFTER_STOP.finditer(text)]
+    return found
+
+
+def test_glossary_is_well_formed():
+    terms = GLOSSARY["term"]
+    assert len(terms) >= 6
+    for term in terms:
+        assert term["ja"] and term["forbidden"], term
+        assert all(bad not in term["ja"] for bad in term["forbidden"]), term
+    assert {t["ja"] for t in terms} >= {"アテンション", "セルフアテンション", "リークテスト", "一時停止", "再生"}
+
+
+def test_every_japanese_text_follows_the_glossary_and_punctuation():
+    bad = {key: v for key, text in japanese_texts().items() if (v := violations(text))}
+    assert bad == {}
+
+
+def test_the_preferred_terms_are_the_ones_used():
+    texts = "\n".join(japanese_texts().values())
+    for term in ("アテンション", "セルフアテンション", "リークテスト", "一時停止", "再生", "次元 d（q と k の要素数）"):
+        assert term in texts, term
+
+
+def test_the_check_catches_each_rule():
+    assert violations("自己注意の仕組み")
+    assert violations("漏れテストを実行")
+    assert violations("❚❚ 停止")
+    assert violations("次元 d（q と k の長さ）")
+    assert violations("惜しい。")
+    assert violations("猫, 犬, 鳥")
+    assert violations("重み (スコア) を見る")
+    assert violations("です。 次に")
+    assert violations("セルフアテンション、リークテスト。次に f(x) = 1 と d = 64 (q, k)、(a) 生のベクトル") == []
+
+
+@pytest.mark.parametrize("answer", [1, 2])
+def test_prediction_feedback_reads_as_japanese(answer):
+    """Right or wrong, the feedback is neutral and joined without a half-width space after 。."""
+    at = run_page("lessons/scaling.py", "ja")
+    at.radio(key="scaling_predict").set_value(answer).run()
+    assert_clean(at)
+    shown = [box.value for box in list(at.success) + list(at.warning)]
+    assert len(shown) == 1 and violations(shown[0]) == [], shown
+    if answer != 4:
+        assert shown[0].startswith(load_strings("ja")["common.predict_wrong"])
