@@ -17,6 +17,7 @@ UNSCALED_COLOUR = ACCENT  # Okabe-Ito orange: q . k as it is
 SCALED_COLOUR = SECOND  # Okabe-Ito blue: q . k / sqrt(d)
 PANEL_TITLE_FONT = 16
 SAMPLES_PER_LINE = 6
+BUTTON_LIFT_PX = 34  # the play/pause buttons stand this far above the upper panel, clear of its title
 
 
 def _f64(x) -> np.ndarray:
@@ -130,7 +131,8 @@ def weights_animation(dims, unscaled, scaled, key_labels, titles: tuple[str, str
 
     The play button animates through the frames; the slider under the figure shows (and picks) the current d.
     The panels are stacked, each titled at its top left, so no title overlaps or is cut on a phone or a projector;
-    the play/pause buttons sit at the top right, the slider (its current d at the left) under the lower panel.
+    the play/pause buttons sit at the top left, above the upper panel's title, and the slider (its current d at the
+    left) under the lower panel.
     """
     unscaled, scaled = _f64(unscaled), _f64(scaled)
     x = list(range(unscaled.shape[1]))
@@ -144,12 +146,14 @@ def weights_animation(dims, unscaled, scaled, key_labels, titles: tuple[str, str
                 for w, colour, axis_x, axis_y in ((w_u, UNSCALED_COLOUR, "x", "y"), (w_s, SCALED_COLOUR, "x2", "y2"))]
 
     step_args = dict(mode="immediate", frame=dict(duration=700, redraw=True), transition=dict(duration=300))
-    layout = _layout(None, height, showlegend=False, margin=dict(l=60, r=30, t=56, b=110))
-    layout |= _stacked_panels(list(titles), height, 60, 56, 110)
+    top, bottom = 100, 110
+    plot_px = height - top - bottom
+    layout = _layout(None, height, showlegend=False, margin=dict(l=60, r=30, t=top, b=bottom))
+    layout |= _stacked_panels(list(titles), height, 60, top, bottom)
     layout |= dict(
         updatemenus=[dict(
-            type="buttons", direction="left", x=1, y=1, xanchor="right", yanchor="bottom",
-            showactive=False, pad=dict(t=0, r=0, b=6, l=0), buttons=[
+            type="buttons", direction="left", x=0, y=1 + BUTTON_LIFT_PX / plot_px, xanchor="left", yanchor="bottom",
+            showactive=False, pad=dict(t=0, r=0, b=0, l=0), buttons=[
                 dict(label=play, method="animate", args=[None, dict(fromcurrent=True, **step_args)]),
                 dict(label=pause, method="animate", args=[[None], dict(mode="immediate", frame=dict(duration=0))]),
             ],

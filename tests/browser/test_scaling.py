@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_page
+from tests.browser.conftest import open_page, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -34,3 +34,74 @@ def test_play_button_sweeps_d_from_4_to_1024(page, app_url, lang):
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
     assert page.dialogs == []
+
+
+# Text of one chart's furniture (panel titles, figure title, slider labels, play/pause) that overlaps other such
+# text, or reaches past the chart's edge (issue 13 items 3 and 4: titles cut at the top, "d = 1024" cut at the right,
+# titles on top of each other on a phone).
+FURNITURE_PROBLEMS = """(el) => {
+  const svg = el.querySelector('svg.main-svg').getBoundingClientRect();
+  const items = [...el.querySelectorAll('g.annotation text, .gtitle, g.slider-group > text.slider-label, '
+                                         + 'g.updatemenu-button text')]
+      .filter(t => t.textContent.trim()).map(t => [t.textContent, t.getBoundingClientRect()])
+      .filter(([, r]) => r.width > 0);
+  const problems = [];
+  for (const [s, r] of items)
+    if (r.left < svg.left - 1 || r.right > svg.right + 1 || r.top < svg.top - 1 || r.bottom > svg.bottom + 1)
+      problems.push(`"${s}" is cut at the chart's edge`);
+  for (let a = 0; a < items.length; a++) for (let b = a + 1; b < items.length; b++) {
+    const [p, q] = [items[a][1], items[b][1]];
+    if (Math.min(p.right, q.right) - Math.max(p.left, q.left) > 1 && Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top) > 1)
+      problems.push(`"${items[a][0]}" overlaps "${items[b][0]}"`);
+  }
+  return problems;
+}"""
+
+
+@pytest.fixture
+def sized(browser, request):
+    width, height = request.param
+    context = browser.new_context(viewport={"width": width, "height": height})
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+@pytest.mark.parametrize("sized,presenter", [((390, 844), False), ((1280, 720), True), ((1920, 1080), True)],
+                         indirect=["sized"], ids=["phone", "projector-720", "projector-1080"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_no_chart_title_or_label_is_cut_or_overlapping(sized, presenter, app_url, lang):
+    page = sized
+    open_page(page, app_url, "", f"lang={lang}")
+    open_page(page, app_url, "scaling", f"lang={lang}" + ("&presenter=true" if presenter else ""))
+    page.locator("[data-testid='stRadio'] label").first.click()  # any answer reveals the table and its chart
+    wait_for_app(page)
+    charts = page.locator(".js-plotly-plot")
+    expect(charts).to_have_count(5, timeout=30_000)
+    anim = charts.filter(has=page.locator("g.updatemenu-button")).first
+    anim.scroll_into_view_if_needed()
+    anim.locator(".updatemenu-button").first.click()  # play through to d = 1024, the widest label
+    expect(anim.locator("g.slider-group > text.slider-label")).to_have_text("d = 1024", timeout=30_000)
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        assert chart.evaluate(FURNITURE_PROBLEMS) == [], f"chart {i}"
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_the_sampling_temperature_slider_runs_in_the_browser(page, app_url):
+    open_page(page, app_url, "", "lang=en")
+    open_page(page, app_url, "scaling", "lang=en")
+    chart = page.locator(".js-plotly-plot").last
+    chart.scroll_into_view_if_needed()
+    title = chart.locator(".gtitle")
+    expect(title).to_contain_text("τ = 1 ")
+    before = chart.evaluate("el => Array.from(el._fullData[0].y)")
+    rail = chart.locator("g.slider-group rect.slider-rail-rect").first
+    box = rail.bounding_box()
+    page.mouse.click(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)  # the last step: tau = 20
+    expect(title).to_contain_text("τ = 20 ", timeout=10_000)
+    after = chart.evaluate("el => Array.from(el._fullData[0].y)")
+    assert max(after) < max(before) and max(after) - min(after) < 0.05  # flat: every word about equally likely
+    assert page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").count() == 1
