@@ -45,7 +45,7 @@ def change_bars(labels, row_change: dict, names: dict, highlight: int | None = N
                 value_label: str = "max |Δ|", exact_zero: str = "0 exactly", height: int = 360) -> FigureDict:
     """labels (n), row_change {mode: (n,)} -> grouped bars, one series per key of ``names`` ({mode: legend name}).
 
-    Bars that are exactly 0.0 carry the text "0"; hover shows the exact value (to 3 significant digits, or that it
+    Bars that are exactly 0.0 carry the text "0", bars of float-rounding size (< 1e-9) their value; hover shows the exact value (to 3 significant digits, or that it
     is 0 exactly). ``highlight`` shades one column (the token that was changed).
     """
     labels = [str(x) for x in labels]
@@ -57,7 +57,8 @@ def change_bars(labels, row_change: dict, names: dict, highlight: int | None = N
         zero = values == 0.0
         data.append(dict(
             type="bar", x=x, y=values.tolist(), name=names[mode], marker=dict(color=colour),
-            text=["0" if z else "" for z in zero], textposition="outside", cliponaxis=False,
+            text=["0" if z else (f"{v:.0e}" if v < 1e-9 else "") for z, v in zip(zero, values)],  # rounding-size bars
+            textposition="outside", cliponaxis=False,
             customdata=[[labels[i], exact_zero if zero[i] else f"{values[i]:.3g}"] for i in range(n)],
             hovertemplate=f"%{{customdata[0]}}<br>{names[mode]}: {value_label} = %{{customdata[1]}}<extra></extra>",
         ))

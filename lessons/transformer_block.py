@@ -95,8 +95,9 @@ def order_section(X, words: list, safe: list, labels: list, seed: int):
     if n == 1:
         st.info(t("transformer.one_token"))
         return
-    perm_seed = int(st.number_input(t("transformer.perm_seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
-                                    help=t("transformer.perm_seed_help"), key="transformer_perm", bind="query-params"))
+    perm_seed = int(st.columns([1, 3])[0].number_input(
+        t("transformer.perm_seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
+        help=t("transformer.perm_seed_help"), key="transformer_perm", bind="query-params"))
     check = shuffled(X, seed, perm_seed)
     st.markdown(t("transformer.shuffled", order=" ".join(safe[i] for i in check.perm)))
     if not predict_then_reveal(t, S, 3, 1, key="transformer_predict"):
