@@ -64,3 +64,29 @@ def test_generation_animation_plays(page, app_url, lang):
     assert errors == []
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
+
+
+
+@pytest.mark.parametrize("lang, label, cat", [
+    ("en", "Preset sentence", "The cat sat on the mat ..."),
+    ("ja", "用意された文", "猫がマットに座った…（英語）"),
+])
+def test_a_shorter_preset_after_a_long_one_does_not_crash(page, app_url, lang, label, cat):
+    """Issue 13 item 1, as the class met it: "bank" (14 tokens) with both sliders at the end, then the shorter cat
+    sentence (11 tokens): the sliders follow, the page draws, no StreamlitValueAboveMaxError."""
+    from tests.browser.conftest import wait_for_app
+
+    open_page(page, app_url, "causal", f"lang={lang}&causal_preset=bank&causal_generated=14&causal_leak_pos=14")
+    close_spurious_page_not_found(page)
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    assert generation_state(page)["frames"] == 14
+    page.locator("[data-testid='stSelectbox']").filter(has_text=label).first.click()  # the preset box
+    page.locator("[role='option']").filter(has_text=cat).first.click()
+    page.wait_for_timeout(500)
+    wait_for_app(page)
+    page.wait_for_timeout(1000)
+    state = generation_state(page)
+    assert state["frames"] == 11 and state["active"] == 10, state
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert "ValueAboveMax" not in page.content()
