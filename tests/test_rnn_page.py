@@ -242,3 +242,18 @@ def test_probe_csv_has_every_curve_and_translated_headers():
         names = [tr["name"] for tr in fig["data"]]
         assert names[0] == t("rnn.fig2_rnn", hidden=PROBE_HIDDEN[0]) and names[1] == t("rnn.fig2_best", hidden=PROBE_HIDDEN[0])
         assert names[-1] == t("rnn.fig2_attention")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_presenter_mode_and_the_framing(lang):
+    from ui.i18n import Translator
+
+    at = run_page(PAGE, lang, query={"presenter": "true"})
+    assert_clean(at)
+    assert Translator(lang)("rnn.framing") in [i.value for i in at.info], "from memory to retrieval, in presenter mode too"
+    reveal(at)
+    at.slider(key="rnn_radius").set_value(1.55).run()
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 2 and all(f["layout"]["font"]["size"] == 20 for f in figs)
+    assert_probe_matches_core(at, 1.55, 0)
