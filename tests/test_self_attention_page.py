@@ -289,7 +289,7 @@ def test_concatenation_and_w_o_show_shapes_and_the_selected_row(lang):
         assert shown.shape == (5, 12)
         for r in range(5):
             for c in range(12):
-                want = "" if np.isnan(steps[r, c]) else f"{steps[r, c]:+.3f}"
+                want = "" if np.isnan(steps[r, c]) else f"{steps[r, c]:+.2f}"
                 assert shown[r, c] == want
     concat = frame(at, "sa_mix_concat").value.iloc[:, 1:].to_numpy(dtype=float)
     np.testing.assert_allclose(concat, np.round(parts.concat, 3), atol=1e-12)

@@ -30,7 +30,7 @@ from ui.common import (
 from ui.figures import figure_spec
 
 S = "self_attention"
-HEAD_MAP_WIDTH = 420  # px: two maps per row at 1280 x 720 (wide layout), three at 1920; one per row on a phone
+HEAD_MAP_WIDTH = 380  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone
 HEAD_MAP_HEIGHT = 460
 
 
@@ -177,7 +177,7 @@ def heads_grid(t, preset, heads, sel: int) -> None:
 
 
 def _numbers(values) -> list[str]:
-    return ["" if v != v else f"{v:+.3f}" for v in values]  # NaN (no number in this head's columns) -> empty cell
+    return ["" if v != v else f"{v:+.2f}" for v in values]  # NaN (no number in this head's columns) -> empty cell
 
 
 def mix_section(t, preset, sel: int) -> None:

@@ -91,3 +91,44 @@ def test_clicking_a_key_marker_selects_it_and_the_selectbox_still_works(page, ap
     click_token(page, 1.0, 10)
     wait_selected(page, "tired (11)")
     assert_no_error(page)
+
+
+HEAD_PLOT_JS = """(sel) => Array.from(document.querySelectorAll(sel)).map(gd => {
+  const s = gd._fullLayout._size, box = gd.getBoundingClientRect();
+  return {w: s.w, h: s.h, left: box.left, top: box.top, right: box.right};
+})"""
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
+    """Issue 13 item 2: the three head maps were ~50 px wide at 1280x720; now each has a minimum width and a row
+    that is too narrow wraps."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_lesson(page, app_url, f"lang={lang}")
+    sel = "[class*='st-key-sa_head_box_'] .js-plotly-plot"
+    page.wait_for_function("(s) => document.querySelectorAll(s).length === 3", arg=sel, timeout=30_000)
+    page.locator(sel).first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    boxes = page.evaluate(HEAD_PLOT_JS, sel)
+    assert len(boxes) == 3
+    for box in boxes:
+        assert box["w"] >= 14 * 14, boxes  # at least 14 px per column for the 14 tokens of the default preset
+        assert box["h"] >= 14 * 14, boxes
+        assert box["right"] <= 1280 + 1, boxes  # nothing runs off the screen
+    assert len({round(b["top"]) for b in boxes}) >= 2  # at 1280 px they do not all fit in one row: they wrap
+    assert_no_error(page)
+
+
+def test_going_back_to_the_default_token_shows_no_bad_link_toast(page, app_url):
+    """Issue 13 item 5: token 猫, then それ (the default) again: no "The link's setting ... is not valid" toast."""
+    open_lesson(page, app_url)
+    for label in ("猫 (1)", "それ (9)"):
+        page.locator(SELECTED).click()
+        page.keyboard.type(label.split(" ")[0])
+        page.keyboard.press("Enter")
+        wait_selected(page, label)
+    page.wait_for_timeout(1000)
+    toasts = page.locator("[data-testid='stToast']")
+    assert toasts.count() == 0, toasts.all_inner_texts()
+    assert "sa_token" not in page.url
+    assert_no_error(page)
