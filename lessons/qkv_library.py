@@ -159,11 +159,8 @@ def lesson() -> None:
             rows.append({t("qkv.col_book"): t("qkv.output_row"), t("qkv.col_weight"): 100 * found.total,
                          t("qkv.col_contribution"): vector_text(found.output, 2)})
         table = pd.DataFrame(rows)  # numbers as numbers (the CSV); the screen shows them as text, blanks as ""
-        numeric = [t(f"qkv.col_{c}") for c in ("dot", "score", "weight") if t(f"qkv.col_{c}") in table]
-        shown = table.astype(object).where(table.notna(), "")
-        for column in numeric:
-            shown[column] = [number_text(x) if x != "" else "" for x in shown[column]]
-        st.dataframe(shown, hide_index=True)
+        st.dataframe(pd.DataFrame([{c: number_text(v) if isinstance(v, float) else v for c, v in row.items()}
+                                   for row in rows], columns=table.columns).fillna(""), hide_index=True)
         csv_download(t("qkv.csv"), table, f"qkv_library_step{step}.csv", key="qkv_csv")
     what_to_try(t, S)
 
