@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
