@@ -218,7 +218,14 @@ PRESENTER_FONT_SIZE = 20
 
 
 def presenter_style() -> str:
-    """CSS for presenter mode: bigger text and controls for a projector (theme colours untouched)."""
+    """CSS for presenter mode: everything a class reads is larger than in normal mode, and no label is cut short.
+
+    Streamlit truncates labels with an ellipsis (widget labels, metrics, toggles, buttons, sidebar links): here they
+    wrap instead. Rules name the innermost element that carries the font size, because Streamlit writes a metric's
+    value and a widget's label as a Markdown paragraph (a general paragraph rule would otherwise win: issue 13 saw
+    metric values drop from 36 px to 20.8 px). Canvas tables (st.dataframe) are zoomed. Theme colours are untouched.
+    tests/browser/test_projector.py measures the computed sizes and looks for clipped labels on every page.
+    """
     return """<style>
     .stApp { font-size: 1.3rem; }
     .stApp [data-testid="stMarkdownContainer"] p, .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
@@ -226,10 +233,36 @@ def presenter_style() -> str:
     .stApp h2, .stApp h3 { font-size: 2rem; }
     .stApp .katex { font-size: 1.35em; }
     .stApp .katex-display { overflow-x: auto; overflow-y: hidden; }
-    .stApp [data-testid="stWidgetLabel"] p { font-size: 1.2rem; }
+    .stApp [data-testid="stWidgetLabel"] p, .stApp [data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"] p,
+    .stApp [data-testid="stCheckbox"] [data-testid="stMarkdownContainer"] p,
+    .stApp [data-testid="stRadio"] [data-testid="stMarkdownContainer"] p,
+    .stApp button [data-testid="stMarkdownContainer"] p, .stApp button p { font-size: 1.2rem; }
     .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stCaptionContainer"] p { font-size: 1.15rem; }
-    .stApp [data-testid="stMetricLabel"] p { font-size: 1.2rem; }
-    .stApp [data-testid="stMetricValue"] { font-size: 2.8rem; }
+    .stApp [data-testid="stMetricLabel"], .stApp [data-testid="stMetricLabel"] p,
+    .stApp [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] p { font-size: 1.2rem; }
+    .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] *,
+    .stApp [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.8rem; line-height: 1.2; }
+    .stApp [data-testid="stMetricDelta"], .stApp [data-testid="stMetricDelta"] * { font-size: 1.2rem; }
+    .stApp [data-testid="stSelectbox"] input, .stApp [data-testid="stMultiSelect"] input,
+    .stApp [data-testid="stTextInput"] input, .stApp [data-testid="stTextArea"] textarea,
+    .stApp [data-testid="stNumberInput"] input, [role="listbox"] [role="option"],
+    [role="listbox"] [role="option"] * { font-size: 1.2rem; }
+    .stApp [data-testid="stSliderThumbValue"], .stApp [data-testid="stSliderTickBarMin"],
+    .stApp [data-testid="stSliderTickBarMax"] { font-size: 1.1rem; }
+    .stApp [data-testid="stTable"] th, .stApp [data-testid="stTable"] td { font-size: 1.2rem; }
+    .stApp [data-testid="stDataFrame"] { zoom: 1.25; }
+    .stApp [data-testid="stAlertContainer"] p { font-size: 1.3rem; }
+    [data-testid="stSidebarNavLink"] span, [data-testid="stSidebar"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; }
+    /* wrap, never "...": widget and metric labels, metric values, toggles, buttons, tabs, sidebar links */
+    .stApp [data-testid="stWidgetLabel"], .stApp [data-testid="stWidgetLabel"] div,
+    .stApp [data-testid="stWidgetLabel"] p, .stApp [data-testid="stWidgetLabel"] span:not([data-testid]),
+    .stApp [data-testid="stMetricLabel"], .stApp [data-testid="stMetricLabel"] div, .stApp [data-testid="stMetricLabel"] p,
+    .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] div, .stApp [data-testid="stMetricValue"] p,
+    .stApp button [data-testid="stMarkdownContainer"], .stApp button p, .stApp [data-testid="stTab"] p,
+    [data-testid="stSidebarNavLink"] span {
+      white-space: normal !important; text-overflow: clip !important; overflow: visible !important;
+      overflow-wrap: anywhere;
+    }
     </style>"""
 
 

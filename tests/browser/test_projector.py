@@ -85,3 +85,66 @@ def test_a_40_token_sentence_keeps_its_heat_maps_legible(projector, app_url, url
     scroll_through(projector)
     assert projector.locator("g.heatmaplayer").count() >= 1
     assert projector.evaluate(CHART_TEXT_PROBLEMS, 2) == []
+
+
+# --- presenter mode: larger, never smaller, and nothing cut short (issue 13 item 3) -------------------------------
+
+FONT_SIZES = """() => {
+  const px = (sel) => { const e = [...document.querySelectorAll(sel)].find(e => e.getBoundingClientRect().width > 0);
+                        return e ? parseFloat(getComputedStyle(e).fontSize) : null; };
+  const zoomed = (sel, base) => { const e = document.querySelector(sel);
+                                  return e ? base * parseFloat(getComputedStyle(e).zoom || '1') : null; };
+  return {
+    'metric value': px('[data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p')
+                    || px('[data-testid="stMetricValue"]'),
+    'metric label': px('[data-testid="stMetricLabel"] p'),
+    'widget label': px('.stMain [data-testid="stWidgetLabel"] p'),
+    'toggle label': px('.stMain [data-testid="stCheckbox"] [data-testid="stMarkdownContainer"] p'),
+    'select box': px('[data-testid="stSelectbox"] input'),
+    'number input': px('[data-testid="stNumberInput"] input'),
+    'text input': px('[data-testid="stTextInput"] input'),
+    'paragraph': px('.stMain [data-testid="stMarkdownContainer"] p'),
+    'caption': px('.stMain [data-testid="stCaptionContainer"]'),
+    'button': px('.stMain button p'),
+    'sidebar link': px('[data-testid="stSidebarNavLink"] span'),
+    'table (canvas, as zoom x 14 px)': zoomed('[data-testid="stDataFrame"]', 14),
+  };
+}"""
+
+# Text cut short: an element whose own text is wider than its box while the box hides the rest ("..." or clipped).
+CLIPPED_LABELS = """() => {
+  const cut = [];
+  document.querySelectorAll('[data-testid="stAppViewContainer"] *').forEach(e => {
+    if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) return;
+    if (e.closest('.js-plotly-plot, [data-testid="stDataFrame"], .katex, [data-testid="stCode"], pre')) return;
+    const r = e.getBoundingClientRect();
+    if (r.width <= 2 || r.right <= 0 || r.left >= innerWidth || (e.tagName === 'A' && e.getAttribute('href')?.startsWith('#'))) return;
+    for (let box = e, depth = 0; box && depth < 4; box = box.parentElement, depth++) {
+      const cs = getComputedStyle(box);
+      const hides = cs.textOverflow === 'ellipsis' || ['hidden', 'clip'].includes(cs.overflowX);
+      if (hides && box.scrollWidth > box.clientWidth + 1) { cut.push(e.textContent.trim().slice(0, 60)); break; }
+    }
+  });
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("projector", [(1280, 720), (1920, 1080)], indirect=True, ids=["1280x720", "1920x1080"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("url_path", [p.url_path for p in PAGES])
+def test_presenter_mode_is_larger_and_cuts_no_label(projector, app_url, url_path, lang):
+    open_page(projector, app_url, url_path, f"lang={lang}")
+    normal = projector.evaluate(FONT_SIZES)
+    open_page(projector, app_url, url_path, f"lang={lang}&presenter=true")
+    presenter = projector.evaluate(FONT_SIZES)
+    assert presenter["paragraph"] > normal["paragraph"], "presenter mode is on"
+    compared = {name: (normal[name], presenter[name]) for name in normal if normal[name] and presenter[name]}
+    assert compared, "no text found to measure"
+    smaller = {name: sizes for name, sizes in compared.items() if sizes[1] < sizes[0]}
+    assert not smaller, f"smaller in presenter mode (normal px, presenter px): {smaller}"
+    for name in ("metric value", "metric label", "widget label", "select box", "number input", "text input",
+                 "toggle label", "table (canvas, as zoom x 14 px)"):
+        if name in compared:
+            assert compared[name][1] >= 1.15 * compared[name][0], (name, compared[name])
+    scroll_through(projector)
+    assert projector.evaluate(CLIPPED_LABELS) == []
