@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -67,6 +69,12 @@ def _scaled(weights: np.ndarray, low: float, high: float) -> np.ndarray:
     return low + (high - low) * weights / top
 
 
+@functools.lru_cache(maxsize=8)
+def _colorscale(name: str) -> list:
+    """A named colour scale as graph_objects writes it (a list of [position, colour])."""
+    return go.scatter3d.Marker(colorscale=name).to_plotly_json()["colorscale"]
+
+
 def attention_cloud_3d(
     coords,
     labels,
@@ -77,8 +85,8 @@ def attention_cloud_3d(
     query_label: str = "query",
     axis_labels: tuple[str, str, str] = ("PC1", "PC2", "PC3"),
     height: int = 560,
-) -> go.Figure:
-    """coords: (n, 3), labels: (n,), weights: (n,) the query's attention row -> rotatable Scatter3d.
+) -> PlainFigure:
+    """coords: (n, 3), labels: (n,), weights: (n,) the query's attention row -> rotatable Scatter3d (a plain dict).
 
     The query is a diamond in the accent colour; every other word's weight sets its marker size and colour
     (Viridis) and the width of its line from the query. Hover shows the word and its exact weight.
@@ -87,37 +95,43 @@ def attention_cloud_3d(
     w = np.asarray(weights, dtype=np.float64)
     labels = [str(x) for x in labels]
     n = len(labels)
-    others = [i for i in range(n) if i != query_index]
+    q = query_index
+    others = [i for i in range(n) if i != q]
     widths = _scaled(w, MIN_LINE, MAX_LINE)
-    fig = go.Figure()
-    for i in others:  # one trace per line: Scatter3d has one width per trace
-        fig.add_trace(go.Scatter3d(
-            x=[P[query_index, 0], P[i, 0]], y=[P[query_index, 1], P[i, 1]], z=[P[query_index, 2], P[i, 2]],
-            mode="lines", line=dict(color=ACCENT, width=float(widths[i])), opacity=0.55,
-            hoverinfo="skip", showlegend=False,
-        ))
-    fig.add_trace(go.Scatter3d(
-        x=P[others, 0], y=P[others, 1], z=P[others, 2], mode="markers+text",
-        text=[labels[i] for i in others], textposition="top center", customdata=w[others], name=weight_label,
-        marker=dict(size=_scaled(w, MIN_MARKER, MAX_MARKER)[others], color=w[others], colorscale=SEQUENTIAL,
-                    cmin=0.0, cmax=float(max(w.max(), 1e-12)) if n else 1.0, showscale=True,
-                    colorbar=dict(title=dict(text=weight_label)), line=dict(width=0)),
-        hovertemplate=f"%{{text}}<br>{weight_label} = %{{customdata:.4f}}<extra></extra>", showlegend=False,
-    ))
-    fig.add_trace(go.Scatter3d(
-        x=[P[query_index, 0]], y=[P[query_index, 1]], z=[P[query_index, 2]], mode="markers+text",
-        text=[labels[query_index]], textposition="bottom center", customdata=[w[query_index]], name=query_label,
-        marker=dict(size=MAX_MARKER * 0.7, color=ACCENT, symbol="diamond", line=dict(color="black", width=2)),
-        hovertemplate=f"{query_label}: %{{text}} → %{{text}}<br>{weight_label} = %{{customdata:.4f}}<extra></extra>",
-        showlegend=False,
-    ))
-    layout = base_layout(title, height)
+    data = [  # one trace per line: Scatter3d has one width per trace
+        {"hoverinfo": "skip", "line": {"color": ACCENT, "width": float(widths[i])}, "mode": "lines", "opacity": 0.55,
+         "showlegend": False, "x": [float(P[q, 0]), float(P[i, 0])], "y": [float(P[q, 1]), float(P[i, 1])],
+         "z": [float(P[q, 2]), float(P[i, 2])], "type": "scatter3d"}
+        for i in others
+    ]
+    data.append({
+        "customdata": to_typed_array_spec(w[others]),
+        "hovertemplate": f"%{{text}}<br>{weight_label} = %{{customdata:.4f}}<extra></extra>",
+        "marker": {"cmax": float(max(w.max(), 1e-12)) if n else 1.0, "cmin": 0.0,
+                   "color": to_typed_array_spec(w[others]), "colorbar": {"title": {"text": weight_label}},
+                   "colorscale": _colorscale(SEQUENTIAL), "line": {"width": 0}, "showscale": True,
+                   "size": to_typed_array_spec(_scaled(w, MIN_MARKER, MAX_MARKER)[others])},
+        "mode": "markers+text", "name": weight_label, "showlegend": False, "text": [labels[i] for i in others],
+        "textposition": "top center", "x": to_typed_array_spec(P[others, 0]), "y": to_typed_array_spec(P[others, 1]),
+        "z": to_typed_array_spec(P[others, 2]), "type": "scatter3d",
+    })
+    data.append({
+        "customdata": [float(w[q])],
+        "hovertemplate": f"{query_label}: %{{text}} → %{{text}}<br>{weight_label} = %{{customdata:.4f}}<extra></extra>",
+        "marker": {"color": ACCENT, "line": {"color": "black", "width": 2}, "size": MAX_MARKER * 0.7,
+                   "symbol": "diamond"},
+        "mode": "markers+text", "name": query_label, "showlegend": False, "text": [labels[q]],
+        "textposition": "bottom center", "x": [float(P[q, 0])], "y": [float(P[q, 1])], "z": [float(P[q, 2])],
+        "type": "scatter3d",
+    })
+    layout = {k: {} if v is None else v for k, v in base_layout(title, height).items()}
     layout["margin"] = dict(l=0, r=0, t=50 if title else 10, b=0)
-    fig.update_layout(**layout, scene=dict(
-        xaxis=dict(title=axis_labels[0]), yaxis=dict(title=axis_labels[1]), zaxis=dict(title=axis_labels[2]),
-        aspectmode="cube",
-    ))
-    return fig
+    layout["scene"] = {"aspectmode": "cube", "xaxis": {"title": {"text": axis_labels[0]}},
+                       "yaxis": {"title": {"text": axis_labels[1]}}, "zaxis": {"title": {"text": axis_labels[2]}}}
+    template = default_template()
+    if template is not None:
+        layout["template"] = template
+    return PlainFigure({"data": data, "layout": layout})
 
 
 def loss_curve(losses, title: str | None = None, step_label: str = "step", loss_label: str = "loss",

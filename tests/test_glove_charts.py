@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import streamlit  # noqa: F401 - Streamlit's default template, as in the app
 
-from charts.glove import rank_histogram
+from charts.glove import attention_cloud_3d, rank_histogram
 from tests import reference_glove_charts as ref
 from tests.test_causal_charts import as_json, first_difference, pruned, validated
 
@@ -22,3 +22,16 @@ def test_rank_histogram_json_equals_graph_objects(counts, highlight):
     assert first_difference(as_json(mine), as_json(ref.rank_histogram(counts, highlight, **kwargs))) is None
     assert first_difference(pruned(as_json(mine)), validated(mine)) is None
     assert first_difference(as_json(rank_histogram(counts)), as_json(ref.rank_histogram(counts))) is None
+
+
+@pytest.mark.parametrize("n, query", [(12, 8), (2, 0), (5, 4)])
+def test_attention_cloud_json_equals_graph_objects(n, query):
+    rng = np.random.default_rng(n)
+    coords, weights = rng.normal(size=(n, 3)), rng.dirichlet(np.ones(n))
+    labels = [f"w{i}" for i in range(n)]
+    for title in ("Row", None):
+        kwargs = dict(title=title, weight_label="wt", query_label="q")
+        mine = attention_cloud_3d(coords, labels, weights, query, **kwargs)
+        theirs = ref.attention_cloud_3d(coords, labels, weights, query, **kwargs)
+        assert first_difference(as_json(mine), as_json(theirs)) is None
+        assert first_difference(pruned(as_json(mine)), validated(mine)) is None
