@@ -74,7 +74,7 @@ def test_no_chart_title_or_label_is_cut_or_overlapping(sized, presenter, app_url
     page = sized
     open_page(page, app_url, "", f"lang={lang}")
     open_page(page, app_url, "scaling", f"lang={lang}" + ("&presenter=true" if presenter else ""))
-    page.locator("[data-testid='stRadio'] label").first.click()  # any answer reveals the table and its chart
+    page.locator("[data-testid='stRadio'] [role='radiogroup'] label").first.click()  # any answer reveals the table
     wait_for_app(page)
     charts = page.locator(".js-plotly-plot")
     expect(charts).to_have_count(5, timeout=30_000)
