@@ -95,3 +95,70 @@ def test_presenter_mode_enlarges_figure_text_in_dark_theme(page, app_url):
     background = page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor")
     channels = [int(c) for c in re.findall(r"\d+", background)[:3]]
     assert max(channels) < 80, background  # still the dark theme: presenter mode changes sizes, not colours
+
+
+# --- Back/Forward: one history entry per page change, and Back restores the view (issue 13 item 7) -----------------
+def open_patiently(page, app_url: str, url_path: str, query: str = "") -> None:
+    """open_page with room for a cold server (GloVe loading) on a busy machine."""
+    page.goto(f"{app_url}/{url_path}{('?' + query) if query else ''}")
+    page.wait_for_selector("[data-testid='stApp']", timeout=180_000)
+    wait_for_app(page, timeout=180_000)
+
+
+def history_length(page) -> int:
+    return page.evaluate("history.length")
+
+
+def go_to_page(page, name: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click()
+    wait_for_app(page)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_page_change_is_one_history_entry_and_back_restores_the_view(page, app_url, lang):
+    from ui.i18n import load_strings
+
+    nav = load_strings(lang)
+    open_patiently(page, app_url, "self-attention", "" if lang == "en" else "lang=ja")
+    data = load_self_attention()
+    cat = data.by_id("cat")
+    choose(page, nav["self_attention.token"], f"{cat.tokens[1]} (2)")
+    page.wait_for_url(re.compile(r"sa_token=1(&|$)"), timeout=10_000)
+    before_url, before = page.url, view_of(page)
+    length = history_length(page)
+
+    go_to_page(page, nav["nav.causal"])
+    page.wait_for_url(re.compile(r"/causal"), timeout=10_000)
+    page.wait_for_timeout(500)
+    assert history_length(page) == length + 1, "one entry per page change"
+    assert ("lang=ja" in page.url) == (lang == "ja")
+
+    page.go_back()
+    page.wait_for_url(re.compile(r"/self-attention"), timeout=10_000)
+    wait_for_app(page)
+    assert page.url == before_url
+    assert view_of(page) == before, "Back restores the previous view with its settings"
+
+    page.go_forward()
+    page.wait_for_url(re.compile(r"/causal"), timeout=10_000)
+    wait_for_app(page)
+    assert page.get_by_test_id("stException").count() == 0
+
+
+# --- offline: nothing leaves the machine (issue 13 item 9) ----------------------------------------------------------
+def test_no_request_leaves_the_machine(page, app_url):
+    from urllib.parse import urlparse
+
+    from tests.pages import PAGES
+
+    outside = []
+    page.on("request", lambda r: outside.append(r.url)
+            if urlparse(r.url).scheme in ("http", "https", "ws", "wss")
+            and urlparse(r.url).hostname not in ("127.0.0.1", "localhost") else None)
+    for lang in ("en", "ja"):
+        for info in PAGES:
+            open_patiently(page, app_url, info.url_path, "lang=ja" if lang == "ja" else "")
+            page.wait_for_timeout(500)
+    icon = page.evaluate("document.querySelector(\"link[rel~='icon']\")?.href || ''")
+    assert urlparse(icon).hostname in ("127.0.0.1", "localhost"), icon
+    assert outside == []
