@@ -112,7 +112,8 @@ def test_japanese_page_shows_no_english_ui_text(file, query, answer):
     at = render(file, query, answer)
     texts = visible_texts(at)
     assert len(texts) > 10
-    assert english_leaks(texts) == []
+    typed = {word for value in query.values() for word in str(value).split()}  # the case's own English sentence
+    assert [leak for leak in english_leaks(texts) if leak not in typed] == []
 
 
 def test_the_check_finds_an_english_leak():
