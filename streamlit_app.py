@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import FragmentHandledException, StreamlitAPIException
 
-from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, presenter_style, render_error_boundary, translator
+from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, page_style, presenter_style, render_error_boundary, translator
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from ui.scaling_sections import start_table
@@ -47,8 +47,7 @@ with st.sidebar:
     st.toggle(t("common.presenter"), key="presenter", help=t("common.presenter_help"), bind="query-params")
     st.radio(t("common.export_format"), ["png", "svg"], format_func=str.upper, key="export_format",
              horizontal=True, help=t("common.export_help"))
-if st.session_state.presenter:
-    st.html(presenter_style())
+st.html(presenter_style() if st.session_state.presenter else page_style())
 if st.session_state.pop("lang_notice", False):
     st.toast(t("common.bad_lang_param"))
 

@@ -217,6 +217,17 @@ def url_selectbox(label: str, options, key: str, format_func=str, default=None, 
 PRESENTER_FONT_SIZE = 20
 
 
+PAGE_STYLE = """
+    .stApp .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+    @media (max-width: 640px) { .stApp .katex-display .katex { font-size: 1em; } }
+"""
+
+
+def page_style() -> str:
+    """CSS for every page: a formula wider than a phone's screen scrolls sideways instead of being cut at the edge."""
+    return f"<style>{PAGE_STYLE}</style>"
+
+
 def presenter_style() -> str:
     """CSS for presenter mode: everything a class reads is larger than in normal mode, and no label is cut short.
 
@@ -226,7 +237,7 @@ def presenter_style() -> str:
     metric values drop from 36 px to 20.8 px). Canvas tables (st.dataframe) are zoomed. Theme colours are untouched.
     tests/browser/test_projector.py measures the computed sizes and looks for clipped labels on every page.
     """
-    return """<style>
+    return "<style>" + PAGE_STYLE + """
     .stApp { font-size: 1.3rem; }
     .stApp [data-testid="stMarkdownContainer"] p, .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
     .stApp h1 { font-size: 3.6rem; }
@@ -397,7 +408,42 @@ def show_plotly(fig, key: str, **kwargs):
         spec = presenter_spec(spec)
     image_format = st.session_state.get("export_format", "png")
     config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": image_format, "filename": key, "scale": 2}}
+    if on_touch_device():
+        spec = touch_spec(spec)
+        config["displayModeBar"] = False  # on a phone the toolbar covered the chart titles
+        # Streamlit turns a selectable chart's drag mode back to "pan", and Plotly.js then keeps every swipe over it
+        # from scrolling the page: on a phone the chart is shown without selection (the page's own picker remains).
+        kwargs.pop("on_select", None)
+        kwargs.pop("selection_mode", None)
     return st.plotly_chart(prebuilt(spec), key=key, config=config, **kwargs)
+
+
+_TOUCH_AGENTS = ("Mobi", "Android", "iPhone", "iPad")
+
+
+def on_touch_device() -> bool:
+    """True for a phone or tablet browser (its User-Agent), where a swipe over a chart must scroll the page."""
+    try:
+        agent = st.context.headers.get("User-Agent", "") or ""
+    except Exception:  # noqa: BLE001 - no request (bare mode, tests): not a phone
+        return False
+    return any(mark in agent for mark in _TOUCH_AGENTS)
+
+
+def touch_spec(spec: dict) -> dict:
+    """A figure dict -> the same figure with no drag action and fixed axes: a swipe scrolls the page, never zooms.
+
+    Plotly.js turns a one-finger drag over a chart into a zoom box or a pan (and stops the page from scrolling); with
+    ``dragmode=False`` and every cartesian axis ``fixedrange``, taps still hover and select. The input is not changed.
+    """
+    layout = dict(spec.get("layout") or {})
+    layout["dragmode"] = False
+    for name in {"xaxis", "yaxis"} | {k for k in layout if _AXIS_KEY.match(k) and not k.startswith("scene")}:
+        axis = layout[name] = dict(layout.get(name) or {})
+        axis["fixedrange"] = True
+    for name in [k for k in layout if k.startswith("scene") and _AXIS_KEY.match(k)]:  # a 3-D cloud: no rotating
+        layout[name] = {**(layout[name] or {}), "dragmode": False}
+    return {**spec, "layout": layout}
 
 
 def guarded_fragment(func=None, **fragment_kwargs):

@@ -1,0 +1,82 @@
+"""A 390x844 phone (issue 13 item 4): a swipe over a chart scrolls the page and leaves the chart's axes as they were;
+the chart toolbar is hidden (it covered titles); a formula wider than the screen scrolls instead of being cut."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.browser.conftest import wait_for_app
+from tests.pages import PAGES
+
+pytestmark = pytest.mark.browser
+
+PHONE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 "
+            "Mobile Safari/537.36")
+SCROLL_TOP = "() => (document.querySelector('[data-testid=stMain]') || document.scrollingElement).scrollTop + window.scrollY"
+AT_END = """() => { const m = document.querySelector('[data-testid=stMain]');
+  return m.scrollTop + m.clientHeight >= m.scrollHeight - 300; }"""
+AXIS_RANGES = """(i) => { const p = document.querySelectorAll('.js-plotly-plot')[i];
+  return JSON.stringify(Object.keys(p._fullLayout).filter(k => /^[xy]axis\\d*$/.test(k)).sort()
+                        .map(k => [k, p._fullLayout[k].range])); }"""
+
+
+@pytest.fixture
+def phone(browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                                  device_scale_factor=2, user_agent=PHONE_UA)
+    pg = context.new_page()
+    pg.cdp = context.new_cdp_session(pg)
+    yield pg
+    context.close()
+
+
+def swipe_up(pg, x: float, y: float, distance: float = 260) -> None:
+    """One finger from (x, y) upwards by ``distance`` px (downwards if negative), as a person scrolls a page."""
+    pg.cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for i in range(1, 11):
+        pg.cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x + 1, "y": y - distance * i / 10}]})
+        pg.wait_for_timeout(25)
+    pg.cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    pg.wait_for_timeout(700)
+
+
+@pytest.mark.parametrize("url_path", [p.url_path for p in PAGES])
+def test_a_swipe_over_a_chart_scrolls_the_page(phone, app_url, url_path):
+    phone.goto(f"{app_url}/{url_path}")
+    wait_for_app(phone)
+    charts = phone.locator(".js-plotly-plot")
+    charts.first.wait_for(timeout=60_000)
+    for i in range(min(charts.count(), 3)):
+        chart = charts.nth(i)
+        if phone.evaluate("(i) => document.querySelectorAll('.js-plotly-plot')[i].data.some(d => /3d$/.test(d.type))", i):
+            continue  # a 3-D cloud (WebGL) still takes the swipe to turn itself: known, see the report (issue 13)
+        chart.scroll_into_view_if_needed()
+        phone.wait_for_timeout(500)
+        box = chart.bounding_box()
+        y = box["y"] + min(box["height"] * 0.75, 800)  # inside the plot, low enough to have room to swipe up
+        if y < 300:
+            continue
+        ranges, top = phone.evaluate(AXIS_RANGES, i), phone.evaluate(SCROLL_TOP)
+        at_end = phone.evaluate(AT_END)
+        if at_end:  # nothing left below: swipe the other way
+            y = box["y"] + max(box["height"] * 0.25, 0)
+        swipe_up(phone, box["x"] + box["width"] / 2, y, -260 if at_end else 260)
+        moved = phone.evaluate(SCROLL_TOP) - top
+        assert (moved < -40) if at_end else (moved > 40), f"chart {i} on /{url_path}: the page did not scroll"
+        assert phone.evaluate(AXIS_RANGES, i) == ranges, f"chart {i} on /{url_path}: the swipe zoomed the chart"
+    assert phone.locator(".modebar-container .modebar").count() == 0, "no Plotly toolbar over the titles on a phone"
+
+
+def test_formulas_fit_or_scroll_on_a_phone(phone, app_url):
+    for page in PAGES:
+        phone.goto(f"{app_url}/{page.url_path}")
+        wait_for_app(phone)
+        cut = phone.evaluate("""() => [...document.querySelectorAll('.katex-display')].filter(d => {
+            const cs = getComputedStyle(d);
+            return d.scrollWidth > d.clientWidth + 1 && !['auto', 'scroll'].includes(cs.overflowX); }).length""")
+        assert cut == 0, f"/{page.url_path}: a formula is cut at the right edge"
+        main = phone.evaluate("() => { const m = document.querySelector('[data-testid=stMain]'); "
+                              "return [m.scrollWidth, m.clientWidth]; }")
+        assert main[0] <= main[1] + 1, f"/{page.url_path}: the page is wider than the phone {json.dumps(main)}"
