@@ -74,7 +74,7 @@ def test_no_chart_title_or_label_is_cut_or_overlapping(sized, presenter, app_url
     page = sized
     open_page(page, app_url, "", f"lang={lang}")
     open_page(page, app_url, "scaling", f"lang={lang}" + ("&presenter=true" if presenter else ""))
-    page.locator("[data-testid='stRadio'] [role='radiogroup'] label").first.click()  # any answer reveals the table
+    page.locator("[data-testid='stMain'] [data-testid='stRadio'] [role='radiogroup'] label").first.click()  # reveal
     wait_for_app(page)
     charts = page.locator(".js-plotly-plot")
     expect(charts).to_have_count(5, timeout=30_000)
@@ -105,3 +105,16 @@ def test_the_sampling_temperature_slider_runs_in_the_browser(page, app_url):
     after = chart.evaluate("el => Array.from(el._fullData[0].y)")
     assert max(after) < max(before) and max(after) - min(after) < 0.05  # flat: every word about equally likely
     assert page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").count() == 1
+
+
+def test_a_control_inside_the_fragment_still_writes_the_link(page, app_url):
+    """The controls live in a fragment (a change reruns only that section); the link must still follow them."""
+    open_page(page, app_url, "", "lang=en")
+    open_page(page, app_url, "scaling", "lang=en")
+    thumb = page.locator("[data-testid='stSlider'] [role='slider']").first  # the d select-slider, default 64
+    thumb.focus()
+    page.keyboard.press("End")
+    wait_for_app(page)
+    page.wait_for_function("() => location.search.includes('scaling_d=1024')", timeout=15_000)
+    expect(page.locator("[data-testid='stMetricValue']").nth(0)).not_to_have_text("", timeout=15_000)
+    assert page.locator("[data-testid='stException']").count() == 0
