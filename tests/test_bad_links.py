@@ -28,6 +28,8 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                                "causal_leak_pos", "causal_leak_how", "causal_leak_word"),
     "lessons/glove_experiment.py": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed",
                                     "glove_cloud"),
+    "lessons/transformer_block.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
+                                     "transformer_pos", "transformer_act"),
 }
 BAD_VALUES = {
     "abc": "abc",
@@ -101,11 +103,16 @@ def test_every_link_parameter_of_a_page_at_once():
             assert_nothing_broken(open_link(file, {k: value for k in keys if k != "lang"}), allowed_words=(value,))
 
 
+SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention_sections.py": "lessons/self_attention.py",
+                 "qkv_sections.py": "lessons/qkv_library.py", "rnn_sections.py": "lessons/rnn_bottleneck.py",
+                 "scaling_sections.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
+
+
 def url_selectbox_keys() -> dict[str, set[str]]:
     """page file -> the keys of its ui.common.url_selectbox calls (ui/glove_sections.py belongs to lesson 6)."""
     found: dict[str, set[str]] = {}
     for path in CODE_FILES:
-        page = "lessons/glove_experiment.py" if path.name == "glove_sections.py" else str(path.relative_to(ROOT))
+        page = SECTION_FILES.get(path.name, str(path.relative_to(ROOT)))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "url_selectbox":
                 key = next((k.value for k in node.keywords if k.arg == "key"), node.args[2] if len(node.args) > 2 else None)
