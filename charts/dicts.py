@@ -53,6 +53,8 @@ def layout(title: str | None, height: int, /, **extra) -> dict:
     out = base_layout(title, height)
     if not out["title"]:
         del out["title"]
+    elif "<br>" in title:  # a title broken into lines (so a phone shows it whole) gets room for each line
+        out["margin"] = {**out["margin"], "t": out["margin"]["t"] + 20 * title.count("<br>")}
     return {**out, **extra}
 
 
