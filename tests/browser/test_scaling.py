@@ -111,7 +111,7 @@ def test_a_control_inside_the_fragment_still_writes_the_link(page, app_url):
     """The controls live in a fragment (a change reruns only that section); the link must still follow them."""
     open_page(page, app_url, "", "lang=en")
     open_page(page, app_url, "scaling", "lang=en")
-    thumb = page.locator("[data-testid='stMain'] [role='slider']").first  # the d select-slider, default 64
+    thumb = page.locator("[data-testid='stMain'] [data-testid='stSlider'] input[type='range']").first  # d, 64
     thumb.focus()
     page.keyboard.press("End")
     wait_for_app(page)
