@@ -7,10 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.causal import (
-    RANDOM_DIM, causal_vs_bidirectional, generation_frames, leak_test, mask_facts, matrices_csv,
-    random_word_vectors, replacement_vector,
+    causal_vs_bidirectional, generation_frames, leak_test, mask_facts, matrices_csv, replacement_vector,
 )
-from attention_core.glove import embed, split_known
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from charts.causal import generation_animation, leak_bars, masked_scores_heatmap, weights_heatmap
@@ -19,6 +17,7 @@ from ui.common import (
     predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
 )
 from ui.figures import figure_spec
+from ui.word_vectors import word_vectors
 
 S = "causal"
 t = translator()
@@ -27,13 +26,6 @@ page_header(t, S, r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{c
             r"\qquad \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def word_vectors(tokens: tuple, use_glove: bool, seed: int, _kv=None):
-    """-> (X (n_known, d), known tokens, unknown words)."""
-    if use_glove:
-        X, unknown = embed(list(tokens), _kv)
-        return X, split_known(list(tokens), _kv)[0], unknown
-    return random_word_vectors(tokens, RANDOM_DIM, seed), list(tokens), []
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

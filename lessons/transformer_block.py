@@ -8,8 +8,7 @@ untrained (said on the page).
 import pandas as pd
 import streamlit as st
 
-from attention_core.causal import RANDOM_DIM, random_word_vectors, replacement_vector
-from attention_core.glove import embed, split_known
+from attention_core.causal import replacement_vector
 from attention_core.transformer import (
     STEPS, block_weights, locality_check, permutation_check, row_stats, seeded_permutation, sinusoidal_encoding,
     transformer_block,
@@ -20,6 +19,7 @@ from ui.common import (
     predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
 )
 from ui.figures import figure_spec
+from ui.word_vectors import word_vectors
 
 S = "transformer"
 DEFAULT_TEXT = "the cat sat on the warm mat"
@@ -29,13 +29,6 @@ page_header(t, S, r"\mathrm{PE}_{(p,\,2i)} = \sin\frac{p}{10000^{2i/d}},\ \ \mat
             r"\qquad H = \mathrm{LN}\big(Z + \mathrm{Attn}(Z)\big),\ \ Y = \mathrm{LN}\big(H + \mathrm{FFN}(H)\big)")
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def word_vectors(tokens: tuple, use_glove: bool, seed: int, _kv=None):
-    """-> (X (n_known, d), known tokens, unknown words)."""
-    if use_glove:
-        X, unknown = embed(list(tokens), _kv)
-        return X, split_known(list(tokens), _kv)[0], unknown
-    return random_word_vectors(tokens, RANDOM_DIM, seed), list(tokens), []
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -44,3 +44,20 @@ def assert_clean(at: AppTest) -> None:
     """No exception and no error box on the page."""
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def recorded_downloads(monkeypatch):
+    """Make AppTest keep every media file it stores (downloads): {url: bytes}."""
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files = {}
+
+    class Recording(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
+            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
+            files[self.get_url(file_id)] = path_or_data
+            return file_id
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+    return files

@@ -206,9 +206,12 @@ def text_box_keys_in_code() -> set[str]:
     return keys
 
 
+FRAME_URL_BOXES = {"lang"}  # the frame's hidden box that holds ?lang=; bad values are tests/test_bad_links.py's
+
+
 def test_setups_reach_every_text_box():
     declared = {key for s in SETUPS for key in s.boxes}
-    assert text_box_keys_in_code() == declared
+    assert text_box_keys_in_code() - FRAME_URL_BOXES == declared
 
 
 # --- user words reach Markdown only escaped ------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def test_limits_doc_states_the_numbers_of_the_code():
         f"0 to {2**31 - 1}", listed(DIM_CHOICES), listed(TEMPERATURE_CHOICES), f"{KEY_RANGE[0]} to {KEY_RANGE[1]}",
         f"{TABLE_DRAWS:,} draws of {TABLE_QUERIES} queries and {TABLE_KEYS} keys", f"{RANDOM_DIM} dimensions",
         listed(glove_sections.DK_OPTIONS), listed(glove_sections.TRAIN_DK), listed(glove_sections.TRAIN_LR),
-        listed(glove_sections.TRAIN_WD), f"{glove_sections.N_SEEDS:,} seeds",
+        listed(glove_sections.TRAIN_WD), f"{glove_sections.N_DRAWS:,} random directions",
     ]
     expected += [f"{lo} to {hi}" for lo, hi in slider_ranges_in_code().values()]
     assert [e for e in expected if e not in doc] == []

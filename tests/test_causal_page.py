@@ -7,7 +7,7 @@ from attention_core.causal import (
     RANDOM_DIM, causal_vs_bidirectional, leak_test, random_word_vectors,
 )
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 
 PAGE = "lessons/causal_mask.py"
 DEFAULT = "The animal didn't cross the street because it was too tired"
@@ -301,21 +301,6 @@ def test_japanese_text_says_the_vectors_are_english_only(lang):
     assert _sliders_valid(at) == 3
 
 
-def recorded_downloads(monkeypatch):
-    """Make AppTest keep every media file it stores: {url: bytes}."""
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    files = {}
-
-    class Recording(MemoryMediaFileStorage):
-        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
-            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
-            files[self.get_url(file_id)] = path_or_data
-            return file_id
-
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
-    return files
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_core.library import load_library, lookup
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 
 PAGE = "lessons/qkv_library.py"
 LIB = load_library()
@@ -192,21 +192,6 @@ def test_moving_a_slider_makes_it_your_own_question_and_a_preset_restores_it():
     assert "I want to know how cats feel" in text_of(at)
 
 
-def recorded_downloads(monkeypatch):
-    """Make AppTest keep every media file it stores: {url: bytes}."""
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    files = {}
-
-    class Recording(MemoryMediaFileStorage):
-        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
-            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
-            files[self.get_url(file_id)] = path_or_data
-            return file_id
-
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
-    return files
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

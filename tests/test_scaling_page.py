@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, prefix_weights, random_query_keys
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 
 PAGE = "lessons/scaling.py"
 NUMERIC_FIELDS = ("x", "y", "z", "width", "customdata")
@@ -146,21 +146,6 @@ def test_presenter_mode_hides_the_long_texts():
 
 
 
-def recorded_downloads(monkeypatch):
-    """Make AppTest keep every media file it stores: {url: bytes} (as tests/test_causal_page.py does)."""
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    files = {}
-
-    class Recording(MemoryMediaFileStorage):
-        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
-            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
-            files[self.get_url(file_id)] = path_or_data
-            return file_id
-
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
-    return files
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -9,7 +9,7 @@ from attention_core.self_attention import (
 )
 from attention_core.text import tokenize
 from charts.tokens import line_traces
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 from ui.common import MAX_CHARS
 from ui.i18n import load_strings
 
@@ -359,21 +359,6 @@ def test_going_back_to_the_default_token_raises_no_bad_link_toast():
     assert "sa_token" not in at.query_params
 
 
-def recorded_downloads(monkeypatch):
-    """Make AppTest keep every media file it stores: {url: bytes} (as tests/test_causal_page.py does)."""
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    files = {}
-
-    class Recording(MemoryMediaFileStorage):
-        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
-            file_id = super().load_and_get_id(path_or_data, mimetype, kind, filename)
-            files[self.get_url(file_id)] = path_or_data
-            return file_id
-
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
-    return files
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
