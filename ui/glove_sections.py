@@ -5,7 +5,9 @@ Each section wires widgets -> attention_core -> charts -> text; the math lives i
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict
 
 import pandas as pd
@@ -206,7 +208,50 @@ def train_controls(t) -> TrainSetting:
     return TrainSetting(int(d_k), float(lr), int(steps), float(wd), int(seed), bool(context))
 
 
+class SharedTrainings:
+    """Finished training runs shared by every session of the server, one per setting (a run is seeded: the same
+    setting gives the same weights), so a class that presses "Train" together trains once, not 40 times.
+
+    ``run(setting, train)`` returns (result, seconds, trained_here): the first caller of a setting trains (with its
+    own progress bar); callers of the same setting meanwhile wait for that run instead of queueing their own.
+    """
+
+    def __init__(self, max_entries: int = 32):
+        self._lock = threading.Lock()
+        self._key_locks: dict[TrainSetting, threading.Lock] = {}
+        self._done: OrderedDict[TrainSetting, tuple] = OrderedDict()
+        self._max = max_entries
+
+    def get(self, setting: TrainSetting):
+        with self._lock:
+            return self._done.get(setting)
+
+    def run(self, setting: TrainSetting, train):
+        with self._lock:
+            key_lock = self._key_locks.setdefault(setting, threading.Lock())
+        with key_lock:
+            done = self.get(setting)
+            if done is not None:
+                return (*done, False)
+            start = time.perf_counter()
+            result = train()
+            seconds = time.perf_counter() - start
+            for array in (result.W_q, result.W_k, result.W_q_init, result.W_k_init, result.losses):
+                array.flags.writeable = False  # shared by every session: read-only
+            with self._lock:
+                self._done[setting] = (result, seconds)
+                while len(self._done) > self._max:
+                    self._key_locks.pop(self._done.popitem(last=False)[0], None)
+            return result, seconds, True
+
+
+@st.cache_resource(show_spinner=False)
+def shared_trainings() -> SharedTrainings:
+    return SharedTrainings()
+
+
 def run_training(t, batch, setting: TrainSetting) -> None:
+    store = shared_trainings()
     bar = st.progress(0.0, text=t("glove.train_running", step=0, steps=setting.steps, loss="…"))
     every = max(1, setting.steps // 40)
 
@@ -215,9 +260,7 @@ def run_training(t, batch, setting: TrainSetting) -> None:
             bar.progress(step / setting.steps, text=t("glove.train_running", step=step, steps=setting.steps,
                                                       loss=f"{loss:.4f}"))
 
-    start = time.perf_counter()
-    result = train_head(batch, setting, callback=progress)
-    seconds = time.perf_counter() - start
+    result, seconds, _ = store.run(setting, lambda: train_head(batch, setting, callback=progress))
     bar.empty()
     st.session_state[TRAINED] = {"setting": asdict(setting), "W_q": result.W_q, "W_k": result.W_k,
                                  "W_q_init": result.W_q_init, "W_k_init": result.W_k_init,
