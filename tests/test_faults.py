@@ -21,7 +21,7 @@ from tests.apptest_utils import assert_clean, plotly_figures, run_page
 from tests.pages import PAGES
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
 
-GLOVE_PAGES = {"rnn", "self_attention", "causal", "glove"}
+GLOVE_PAGES = {"rnn", "self_attention", "causal", "glove", "transformer"}
 # The state of each page in which it needs the vectors (self-attention asks for them only after the prediction).
 NEEDS_VECTORS = {"self_attention": (("radio", "sa_predict", 1),)}
 

@@ -30,7 +30,7 @@ from ui.common import (
 from ui.figures import figure_spec
 
 S = "self_attention"
-HEAD_MAP_WIDTH = 380  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone
+HEAD_MAP_WIDTH = 400  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone
 HEAD_MAP_HEIGHT = 460
 
 
