@@ -16,17 +16,9 @@ import argparse
 import statistics
 import time
 
+from bench.timing import SENTENCES
 from tests.apptest_utils import run_page
 
-SENTENCES = [
-    "the dog did not jump over the fence because it was too tired",
-    "the bird didn't leave the nest because it was too cold",
-    "a cat sat on the mat because it was warm",
-    "the horse wouldn't cross the river because it was too deep",
-    "the child didn't eat the soup because it was too hot",
-    "the car didn't fit in the garage because it was too big",
-    "my friend didn't answer the phone because it was too late",
-]
 
 
 def _cpu(action) -> float:

@@ -23,17 +23,9 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import script_cache, script_runner
 
 import ui.self_attention_sections as sections
+from bench.timing import SENTENCES
 from tests.apptest_utils import run_page
 
-SENTENCES = [
-    "the dog did not jump over the fence because it was too tired",
-    "the bird didn't leave the nest because it was too cold",
-    "a cat sat on the mat because it was warm",
-    "the horse wouldn't cross the river because it was too deep",
-    "the child didn't eat the soup because it was too hot",
-    "the car didn't fit in the garage because it was too big",
-    "my friend didn't answer the phone because it was too late",
-]
 CUTOFFS = [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85]
 LAST = {"script": 0.0, "hand_section": 0.0, "glove_section": 0.0}
 PROFILE = {"widget": None, "on": False, "stats": None}

@@ -21,3 +21,15 @@ def describe(name: str, seconds: list[float], width: int = 46) -> str:
     ms = [s * 1000 for s in seconds]
     return (f"{name:<{width}} median {statistics.median(ms):8.1f} ms   min {min(ms):8.1f}   max {max(ms):8.1f}"
             f"   (n = {len(ms)})")
+
+
+# Sentences nobody has sent yet: each one is a cache miss for the pages that embed a sentence (GloVe pages).
+SENTENCES = [
+    "the dog did not jump over the fence because it was too tired",
+    "the bird didn't leave the nest because it was too cold",
+    "a cat sat on the mat because it was warm",
+    "the horse wouldn't cross the river because it was too deep",
+    "the child didn't eat the soup because it was too hot",
+    "the car didn't fit in the garage because it was too big",
+    "my friend didn't answer the phone because it was too late",
+]
