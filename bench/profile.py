@@ -2,6 +2,7 @@
 
     .venv/bin/pip install py-spy          # not a project requirement; only this tool uses it
     .venv/bin/python -m bench.profile --pages scaling,glove --interactions 20
+    .venv/bin/python -m bench.profile --students 40 --duration 30   # where the time goes under a class's load
 
 It starts the app like `python -m bench`, attaches py-spy to the server process (200 Hz, only the
 thread holding the GIL: one server process runs Python on one core at a time, so GIL time is the
@@ -89,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reruns", type=int, default=10)
     ap.add_argument("--interactions", type=int, default=20)
     ap.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    ap.add_argument("--students", type=int, default=0,
+                    help="profile the load phase instead: this many concurrent students (e.g. 40)")
+    ap.add_argument("--duration", type=float, default=30.0, help="seconds of load with --students")
     ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
                     help="extra `streamlit run --KEY VALUE`, e.g. runner.postScriptGC=true")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
@@ -111,8 +115,14 @@ def main(argv: list[str] | None = None) -> int:
                                      "--output", str(stacks), "--gil", "--full-filenames", "--nonblocking"],
                                     stdout=subprocess.DEVNULL, stderr=open(out_dir / "py-spy.log", "w"))
         time.sleep(1.0)  # py-spy attaches
-        for i, page in enumerate(pages):
-            asyncio.run(load.single_user(server.url, page, reruns=args.reruns, interactions=args.interactions, seed=i))
+        if args.students:
+            cfg = load.LoadConfig(students=args.students, duration_s=args.duration, pages=pages)
+            result = asyncio.run(load.concurrent_students(server.url, cfg))
+            print(f"{len(result['records'])} runs in {result['wall_s']} s under load")
+        else:
+            for i, page in enumerate(pages):
+                asyncio.run(load.single_user(server.url, page, reruns=args.reruns, interactions=args.interactions,
+                                             seed=i))
         spy_proc.send_signal(2)  # SIGINT: py-spy writes its output and exits
         spy_proc.wait(timeout=30)
     report = analyse(stacks)

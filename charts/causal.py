@@ -14,17 +14,11 @@ import functools
 import numpy as np
 from _plotly_utils.utils import to_typed_array_spec
 
+from charts.dicts import PlainFigure
 from charts.matrix import attention_heatmap
 from charts.style import ACCENT, SECOND, base_layout
 
 MINUS_INF = "−∞"
-
-
-class PlainFigure(dict):
-    """A figure as the dict fig.to_dict() would give; ``to_dict()`` returns it (ui.figures.figure_spec calls it)."""
-
-    def to_dict(self) -> dict:
-        return self
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,6 +16,13 @@ import plotly.io as pio
 from charts.style import base_layout
 
 
+class PlainFigure(dict):
+    """A figure as the dict fig.to_dict() would give; ``to_dict()`` returns it (ui.figures.figure_spec calls it)."""
+
+    def to_dict(self) -> dict:
+        return self
+
+
 @functools.lru_cache(maxsize=4)
 def _template_json(name: str) -> dict:
     import plotly.graph_objects as go  # only once per template: what a go.Figure puts in layout.template
@@ -41,7 +48,7 @@ def figure(data: list, layout: dict, frames: list | None = None) -> dict:
     The template (a few hundred nested entries) is one shared, read-only dict: nothing edits a template, and
     copying it would cost more than the rest of the figure. Arrays are encoded where they are put (``arr``).
     """
-    fig = {"data": data, "layout": layout}
+    fig = PlainFigure(data=data, layout=layout)
     if frames is not None:
         fig["frames"] = frames
     layout["template"] = _template_json(str(pio.templates.default))

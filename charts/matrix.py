@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
+from charts.dicts import PlainFigure, arr, figure, scale_list
+from charts.dicts import title as axis_title
 from charts.style import ACCENT, MASKED_GREY, SEQUENTIAL, base_layout
 
 # Legibility at 1280x720 (issue 13): a heat map usually stands in half of the page's content (two columns, sidebar
@@ -55,13 +56,14 @@ def attention_heatmap(
     show_values: bool | None = None,
     axis_titles: tuple[str, str] = ("key", "query"),
     plot_width: int = HALF_PAGE_PLOT_PX,
-) -> go.Figure:
+) -> PlainFigure:
     """weights: (n_q, n_k) -> heat map; ``hidden`` (n_q, n_k) bool cells are drawn grey (masked / not yet generated).
 
     Axes are positions (tokens may repeat) labelled with the tokens; rows are queries, top to bottom. Legible at
     1280x720 with up to 40 tokens: numbers are written in the cells only where they fit (``show_values=None``: decided
     from n and the expected ``plot_width``; the hover always gives them), dense column labels are thinned and stand
-    upright, every row keeps its label, and the colour bar is thin.
+    upright, every row keeps its label, and the colour bar is thin. Written as the plain dict go.Figure(...).to_dict()
+    gives (0.08 ms instead of 26 ms for 14 tokens; tests/test_plain_charts.py compares the JSON with the graph_objects version).
     """
     W = np.asarray(weights, dtype=np.float64)
     n_q, n_k = W.shape
@@ -70,41 +72,41 @@ def attention_heatmap(
     z = W.copy()
     if hidden is not None:
         z = np.where(np.asarray(hidden, dtype=bool), np.nan, z)
-    q_names = np.repeat(np.array(row_labels, dtype=object)[:, None], n_k, axis=1)
-    k_names = np.repeat(np.array(col_labels, dtype=object)[None, :], n_q, axis=0)
     height = height or heatmap_height(n_q)
     if show_values is None:
         show_values = cell_text_fits(n_q, n_k, height, plot_width)
     tick_at, tick_size, tick_angle = column_ticks(n_k, plot_width)
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=list(range(n_k)),
-            y=list(range(n_q)),
-            customdata=np.dstack([q_names, k_names]),
-            hovertemplate=f"%{{customdata[0]}} → %{{customdata[1]}}<br>{value_label} = %{{z:.4f}}<extra></extra>",
-            colorscale=colorscale,
-            zmin=0.0 if zmax is not None else None,
-            zmax=zmax,
-            hoverongaps=False,
-            texttemplate="%{z:.2f}" if show_values else None,
-            textfont=dict(size=13) if show_values else None,
-            colorbar=dict(title=dict(text=value_label, side="right"), thickness=12, xpad=6),
-        )
-    )
+    trace = {
+        "colorbar": {"thickness": 12, "title": {"side": "right", "text": value_label}, "xpad": 6},
+        "colorscale": scale_list(colorscale),
+        "customdata": [[[q, k] for k in col_labels] for q in row_labels],
+        "hoverongaps": False,
+        "hovertemplate": f"%{{customdata[0]}} → %{{customdata[1]}}<br>{value_label} = %{{z:.4f}}<extra></extra>",
+        "x": list(range(n_k)),
+        "y": list(range(n_q)),
+        "z": arr(z),
+        "type": "heatmap",
+    }
+    if show_values:
+        trace.update(textfont={"size": 13}, texttemplate="%{z:.2f}")
+    if zmax is not None:
+        trace.update(zmax=zmax, zmin=0.0)
     layout = base_layout(title, height)
+    if layout["title"] is None:
+        layout["title"] = {}  # what update_layout(title=None) leaves
     layout["margin"].update(l=10, r=10)  # automargin makes room for the labels themselves
-    fig.update_layout(
-        **layout,
-        plot_bgcolor=MASKED_GREY,
-        xaxis=dict(tickvals=tick_at, ticktext=[col_labels[i] for i in tick_at], side="bottom", title=axis_titles[0],
-                   tickangle=tick_angle, tickfont=dict(size=tick_size), showgrid=False, zeroline=False, automargin=True),
-        yaxis=dict(tickvals=list(range(n_q)), ticktext=row_labels, autorange="reversed", title=axis_titles[1],
-                   tickfont=dict(size=14 if n_q <= 30 else 13), showgrid=False, zeroline=False, automargin=True),
+    xaxis = {"tickfont": {"size": tick_size}, "tickvals": tick_at, "ticktext": [col_labels[i] for i in tick_at],
+             "side": "bottom", "title": axis_title(axis_titles[0]), "showgrid": False, "zeroline": False,
+             "automargin": True}
+    if tick_angle is not None:
+        xaxis["tickangle"] = tick_angle
+    layout.update(
+        plot_bgcolor=MASKED_GREY, xaxis=xaxis,
+        yaxis={"tickfont": {"size": 14 if n_q <= 30 else 13}, "tickvals": list(range(n_q)), "ticktext": row_labels,
+               "autorange": "reversed", "title": axis_title(axis_titles[1]), "showgrid": False, "zeroline": False,
+               "automargin": True},
     )
     if highlight_row is not None and 0 <= highlight_row < n_q:
-        fig.add_shape(
-            type="rect", x0=-0.5, x1=n_k - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
-            line=dict(color=ACCENT, width=4), fillcolor="rgba(0,0,0,0)",
-        )
-    return fig
+        layout["shapes"] = [{"fillcolor": "rgba(0,0,0,0)", "line": {"color": ACCENT, "width": 4}, "type": "rect",
+                             "x0": -0.5, "x1": n_k - 0.5, "y0": highlight_row - 0.5, "y1": highlight_row + 0.5}]
+    return figure([trace], layout)

@@ -9,8 +9,8 @@ token was clicked. Lines are not clickable and carry no hover; the key markers h
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
+from charts.dicts import PlainFigure, arr, figure
 from charts.style import ACCENT, SECOND, base_layout, text_width_px
 
 LINE_TRACE_PREFIX = "line"
@@ -29,64 +29,59 @@ def token_lines(
     key_label: str = "key",
     max_width: float = 16.0,
     height: int | None = None,
-) -> go.Figure:
+) -> PlainFigure:
     """tokens: (n,), weights_row: (n,) = the row of token ``selected``; keep: (n,) bool lines to draw (default all).
 
     Line i runs from the selected query to key i with width proportional to weights_row[i]. Trace order:
-    the drawn lines (named "line <i>"), then the query markers, then the key markers.
+    the drawn lines (named "line <i>"), then the query markers, then the key markers. Written as the plain dict
+    go.Figure(...).to_dict() gives (tests/test_plain_charts.py compares the JSON).
     """
     labels = [str(tok) for tok in tokens]
     w = np.asarray(weights_row, dtype=np.float64)
     n = len(labels)
     keep = np.ones(n, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
     ys = list(range(n))
-    fig = go.Figure()
-    for i in np.flatnonzero(keep):
-        fig.add_trace(
-            go.Scatter(
-                x=[0.0, 1.0], y=[selected, i], mode="lines", name=f"{LINE_TRACE_PREFIX} {i}",
-                line=dict(color=SECOND, width=max(0.75, max_width * float(w[i]))), opacity=0.75,
-                hoverinfo="skip", showlegend=False,
-            )
-        )
-    query_colours = [ACCENT if i == selected else SECOND for i in ys]
-    fig.add_trace(
-        go.Scatter(
-            x=[0.0] * n, y=ys, mode="markers+text", name=query_label, text=labels, textposition="middle left",
-            customdata=ys, marker=dict(size=[18 if i == selected else 12 for i in ys], color=query_colours,
-                                       line=dict(color="white", width=1)), cliponaxis=False,
-            hovertemplate=f"{query_label}: %{{text}}<extra></extra>",
-            unselected=dict(marker=dict(opacity=1.0)), showlegend=False,
-        )
-    )
+    data = [{"hoverinfo": "skip", "line": {"color": SECOND, "width": max(0.75, max_width * float(w[i]))},
+             "mode": "lines", "name": f"{LINE_TRACE_PREFIX} {i}", "opacity": 0.75, "showlegend": False,
+             "x": [0.0, 1.0], "y": [selected, int(i)], "type": "scatter"} for i in np.flatnonzero(keep)]
+    data.append({
+        "cliponaxis": False, "customdata": ys, "hovertemplate": f"{query_label}: %{{text}}<extra></extra>",
+        "marker": {"color": [ACCENT if i == selected else SECOND for i in ys], "line": {"color": "white", "width": 1},
+                   "size": [18 if i == selected else 12 for i in ys]},
+        "mode": "markers+text", "name": query_label, "showlegend": False, "text": labels,
+        "textposition": "middle left", "unselected": {"marker": {"opacity": 1.0}}, "x": [0.0] * n, "y": ys,
+        "type": "scatter",
+    })
     percent = [f"{labels[i]}  {100 * w[i]:.1f}%" for i in ys]
     source = labels[selected] if 0 <= selected < n else ""
-    fig.add_trace(
-        go.Scatter(
-            x=[1.0] * n, y=ys, mode="markers+text", name=key_label, text=percent, textposition="middle right",
-            customdata=np.column_stack([ys, w]) if n else None,
-            marker=dict(size=[8 + 22 * float(v) for v in w], color=[SECOND if k else "rgba(128,128,128,0.6)" for k in keep],
-                        line=dict(color="white", width=1)),
-            hovertemplate=f"{source} → %{{text}}<br>{value_label} = %{{customdata[1]:.4f}}<extra></extra>",
-            unselected=dict(marker=dict(opacity=1.0)), showlegend=False, cliponaxis=False,
-        )
-    )
+    keys = {
+        "cliponaxis": False,
+        "hovertemplate": f"{source} → %{{text}}<br>{value_label} = %{{customdata[1]:.4f}}<extra></extra>",
+        "marker": {"color": [SECOND if k else "rgba(128,128,128,0.6)" for k in keep],
+                   "line": {"color": "white", "width": 1}, "size": [8 + 22 * float(v) for v in w]},
+        "mode": "markers+text", "name": key_label, "showlegend": False, "text": percent, "textposition": "middle right",
+        "unselected": {"marker": {"opacity": 1.0}}, "x": [1.0] * n, "y": ys, "type": "scatter",
+    }
+    if n:
+        keys["customdata"] = arr(np.column_stack([ys, w]))
+    data.append(keys)
     # The labels stand in the margins (cliponaxis=False), which are sized from the longest label: "because 11.9%"
     # is never cut at the right edge, however narrow the column (issue 13).
     layout = base_layout(title, height or max(320, 70 + 30 * n))
+    if layout["title"] is None:
+        layout["title"] = {}  # what update_layout(title=None) leaves
     layout["margin"].update(
         l=int(MARKER_ROOM_PX + max([text_width_px(s, LABEL_FONT_PX) for s in labels] + [text_width_px(query_label, 13)])),
         r=int(MARKER_ROOM_PX + max([text_width_px(s, LABEL_FONT_PX) for s in percent] + [text_width_px(key_label, 13)])),
     )
-    fig.update_layout(
-        **layout,
-        xaxis=dict(range=[-0.04, 1.04], visible=False, fixedrange=True),
-        yaxis=dict(range=[n - 0.5, -0.5], visible=False, fixedrange=True),
+    layout.update(
+        xaxis={"range": [-0.04, 1.04], "visible": False, "fixedrange": True},
+        yaxis={"range": [n - 0.5, -0.5], "visible": False, "fixedrange": True},
         dragmode=False, hovermode="closest", clickmode="event+select",
+        annotations=[{"font": {"size": 13}, "showarrow": False, "text": text, "x": x, "y": -0.5, "yshift": 18}
+                     for x, text in ((0.0, query_label), (1.0, key_label))],
     )
-    fig.add_annotation(x=0.0, y=-0.5, text=query_label, showarrow=False, yshift=18, font=dict(size=13))
-    fig.add_annotation(x=1.0, y=-0.5, text=key_label, showarrow=False, yshift=18, font=dict(size=13))
-    return fig
+    return figure(data, layout)
 
 
 def line_traces(fig_json: dict) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.matrix import attention_heatmap
+from tests.reference_charts import attention_heatmap
 from charts.style import ACCENT, SECOND, base_layout
 
 MINUS_INF = "−∞"

@@ -90,7 +90,7 @@ def test_plain_dicts_equal_the_graph_objects_json(words, seed):
     cases.append((plain.leak_bars(words, leak.row_change, n - 1, modes, title="l", value_label="d", exact_zero="0!"),
                   ref.leak_bars(words, leak.row_change, n - 1, modes, title="l", value_label="d", exact_zero="0!")))
     cases.append((plain.leak_bars(words, leak.row_change, 0, modes), ref.leak_bars(words, leak.row_change, 0, modes)))
-    from charts.matrix import attention_heatmap
+    from tests.reference_charts import attention_heatmap
 
     hidden = ~res["causal"].mask
     cases.append((plain.weights_heatmap(res["causal"].weights, words, hidden=hidden, highlight_row=0, **titles),

@@ -15,13 +15,14 @@ def _two_ways_script():
 
     from charts.causal import generation_animation
     from charts.matrix import attention_heatmap
+    from tests.reference_charts import attention_heatmap as go_heatmap  # the go.Figure version of the same chart
     from ui.common import show_plotly
     from ui.figures import figure_spec
 
     weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.5]])
     frames = np.array([np.where(np.arange(3)[:, None] < k, weights, np.nan) for k in (1, 2, 3)])
     st.session_state.presenter = st.query_params.get("presenter") == "1"
-    show_plotly(attention_heatmap(weights, ["a", "b", "c"], title="t", highlight_row=1), key="as_figure")
+    show_plotly(go_heatmap(weights, ["a", "b", "c"], title="t", highlight_row=1), key="as_figure")
     show_plotly(figure_spec(attention_heatmap, weights, ["a", "b", "c"], title="t", highlight_row=1), key="as_dict")
     show_plotly(generation_animation(frames, ["a", "b", "c"], 2, title="g"), key="anim_figure")
     show_plotly(figure_spec(generation_animation, frames, ["a", "b", "c"], 2, title="g"), key="anim_dict")

@@ -11,9 +11,9 @@ import streamlit  # noqa: F401 - registers the "streamlit" template the app's fi
 from attention_core.library import (
     centroid, convex_hull, load_library, lookup, output_path, rgb_plane, temperature_sweep, zero_temperature_output,
 )
-from charts.bars import weight_bars
+from tests.reference_charts import weight_bars
 from charts.library import bars, blend_bar, key_heatmap, value_plane, value_swatches
-from charts.matrix import attention_heatmap
+from tests.reference_charts import attention_heatmap
 from charts.style import DIVERGING
 
 LIB = load_library()
