@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import functools
 import gc
+import hashlib
 import logging
+import pickle
 import re
 
 import streamlit as st
@@ -484,10 +486,19 @@ def bounded_slider(label: str, min_value, max_value, value, *, key: str, contain
 def csv_bytes(table) -> bytes:
     """A CSV (a pandas DataFrame, or CSV text) -> UTF-8 bytes with a byte-order mark.
 
-    The BOM is what makes Excel (Japanese Windows included) read the Japanese tokens and headers as UTF-8.
+    The BOM is what makes Excel (Japanese Windows included) read the Japanese tokens and headers as UTF-8. A page
+    offers its CSV on every rerun, so a DataFrame's CSV is made once per distinct table (keyed by a hash of its
+    pickle: 0.14 ms, where to_csv costs ~1 ms for 14 x 14).
     """
-    text = table if isinstance(table, str) else table.to_csv(index=False)
-    return text.encode("utf-8-sig")
+    if isinstance(table, str):
+        return table.encode("utf-8-sig")
+    key = hashlib.blake2b(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
+    return _table_csv_bytes(key, table)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _table_csv_bytes(key: str, _table) -> bytes:
+    return _table.to_csv(index=False).encode("utf-8-sig")
 
 
 def csv_download(label: str, table, file_name: str, key: str, container=None, **kwargs):
