@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import guided, load, miss, report
+from bench import guided, load, miss, miss_report, report
 from bench.server import APP_SCRIPT, EMPTY_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer, read_proc_cpu_s
 
 PHASES = ("cold", "single", "miss", "guided", "load")
@@ -152,7 +152,7 @@ def _miss_phase(options, args, out_dir: Path) -> dict:
         tracebacks = off.log_tracebacks() + on.log_tracebacks()
     (out_dir / "miss-records.json").write_text(json.dumps({k: v["records"] for k, v in passes.items()}))
     long_actions = tuple(k.strip() for k in args.long_actions.split(",") if k.strip())
-    summary = miss.miss_summary(passes["off"], passes["on"], long_actions)
+    summary = miss_report.miss_summary(passes["off"], passes["on"], long_actions)
     summary["server_tracebacks"] = tracebacks
     return summary
 

@@ -134,9 +134,9 @@ def check_targets(results: dict) -> list[dict]:
                        "limit": TARGET_LOAD_RSS_MB,
                        "ok": None if load["rss_max_mb"] is None or not full else load["rss_max_mb"] <= TARGET_LOAD_RSS_MB})
     if results.get("miss"):
-        from bench import miss
+        from bench import miss_report
 
-        checks += miss.check(results["miss"], TARGET_MISS_P95_MS, TARGET_PRESENTER_RATIO, TARGET_LONG_ACTION_MS)
+        checks += miss_report.check(results["miss"], TARGET_MISS_P95_MS, TARGET_PRESENTER_RATIO, TARGET_LONG_ACTION_MS)
     if results.get("guided"):
         from bench import guided
 
@@ -208,9 +208,9 @@ def markdown(results: dict) -> str:
                 f"| {s['widget']['n']} | {_fmt(s['widget']['p50_ms'])} | {_fmt(s['widget']['p95_ms'])} "
                 f"| {_kb(s['widget']['bytes_mean'])} / {_kb(s['widget']['bytes_max'])} | {rss_text} | {errors} |")
     if results.get("miss"):
-        from bench import miss
+        from bench import miss_report
 
-        lines += miss.markdown(results["miss"])
+        lines += miss_report.markdown(results["miss"])
     if results.get("guided"):
         from bench import guided
 

@@ -17,7 +17,7 @@ from streamlit.proto.Selectbox_pb2 import Selectbox
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.TextInput_pb2 import TextInput
 
-from bench import guided, miss, replicas
+from bench import balancers, guided, miss, miss_report, replicas
 from bench.widgets import Widget
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,15 +110,15 @@ def _rec(page, widget, latency, cpu, errors=()):
 def test_presenter_ratio_compares_the_same_changes_only():
     off = [_rec("/a", "x", 100, 50), _rec("/a", "x", 100, 50), _rec("/a", "y", 100, 50), _rec("/b", "t", 900, 900)]
     on = [_rec("/a", "x", 110, 60), _rec("/a", "x", 130, 60), _rec("/a", "z", 500, 500), _rec("/b", "t", 2000, 2000)]
-    r = miss.presenter_ratios(off, on, long_actions=("t",))
+    r = miss_report.presenter_ratios(off, on, long_actions=("t",))
     assert r["presenter_pairs"] == 2
     assert r["presenter_cpu_ratio"] == 1.2 and r["presenter_p50_ratio"] == 1.2
     assert r["only_presenter_off"] == ["/a y"] and r["only_presenter_on"] == ["/a z"]
-    summary = miss.miss_summary({"records": off, "pages": {}}, {"records": on, "pages": {}}, ("t",))
+    summary = miss_report.miss_summary({"records": off, "pages": {}}, {"records": on, "pages": {}}, ("t",))
     assert summary["overall"]["off"]["n"] == 3 and summary["overall"]["off_long"]["n"] == 1
-    checks = {c["target"]: c["ok"] for c in miss.check(summary, 150, 1.2, 2000)}
+    checks = {c["target"]: c["ok"] for c in miss_report.check(summary, 150, 1.2, 2000)}
     assert checks["presenter mode: server CPU per miss <= 1.2x off"] is True
-    assert "\n".join(miss.markdown(summary)).count("| /a |") == 3
+    assert "\n".join(miss_report.markdown(summary)).count("| /a |") == 3
 
 
 # --- guided class ---------------------------------------------------------------------------------
@@ -184,13 +184,13 @@ def test_guided_summary_keeps_long_actions_and_skips_apart():
 # --- HAProxy and the replica check ------------------------------------------------------------------
 
 def test_haproxy_config_is_the_deploy_file_on_loopback():
-    template = replicas.HAPROXY_TEMPLATE.read_text()
-    conf = replicas.haproxy_config(template, ["127.0.0.1:1001", "127.0.0.1:1002"], 8080)
+    template = balancers.HAPROXY_TEMPLATE.read_text()
+    conf = balancers.haproxy_config(template, ["127.0.0.1:1001", "127.0.0.1:1002"], 8080)
     assert "server app-1 127.0.0.1:1001 cookie app-1" in conf and "server app-2 127.0.0.1:1002 cookie app-2" in conf
-    assert "app-1:8501" not in conf and "bind 127.0.0.1:8080" in conf and replicas.HAPROXY_UPSTREAM_HEADER in conf
+    assert "app-1:8501" not in conf and "bind 127.0.0.1:8080" in conf and balancers.HAPROXY_UPSTREAM_HEADER in conf
     assert "balance leastconn" in conf and "cookie SERVERID insert indirect nocache" in conf
     assert "timeout tunnel" in conf
-    plain = replicas.haproxy_config(template, ["127.0.0.1:1001", "127.0.0.1:1002"], 8080, sticky=False)
+    plain = balancers.haproxy_config(template, ["127.0.0.1:1001", "127.0.0.1:1002"], 8080, sticky=False)
     assert "cookie SERVERID" not in plain and "balance leastconn" in plain
 
 
@@ -199,8 +199,8 @@ def test_haproxy_accepts_the_config(tmp_path):
     binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
     for sticky in (True, False):
         conf = tmp_path / f"h{sticky}.cfg"
-        conf.write_text(replicas.haproxy_config(replicas.HAPROXY_TEMPLATE.read_text(),
-                                                ["127.0.0.1:1001", "127.0.0.1:1002"], 8080, sticky))
+        conf.write_text(balancers.haproxy_config(balancers.HAPROXY_TEMPLATE.read_text(),
+                                                 ["127.0.0.1:1001", "127.0.0.1:1002"], 8080, sticky))
         check = subprocess.run([binary, "-c", "-f", str(conf)], capture_output=True, text=True)
         assert check.returncode == 0, check.stdout + check.stderr
 
@@ -213,7 +213,7 @@ def test_haproxy_log_lines_give_servers_and_cookie_flags():
         '"GET /_stcore/stream HTTP/1.1"',
         "not a log line",
     ]
-    s = replicas.haproxy_log_summary(lines)
+    s = balancers.haproxy_log_summary(lines)
     assert s == {"requests_per_server": {"app-1": 2}, "request_cookie": {"N": 1, "V": 1},
                  "response_cookie": {"I": 1, "N": 1}}
 
@@ -252,7 +252,7 @@ def test_the_kubernetes_haproxy_config_is_valid_and_matches_the_deploy_file(tmp_
     cfg = "\n".join(line[4:] for line in block.splitlines()) + "\n"
     for line in ("balance leastconn", "cookie SERVERID insert indirect nocache", "timeout tunnel 8h",
                  "option httpchk GET /_stcore/health"):
-        assert line in cfg and line in replicas.HAPROXY_TEMPLATE.read_text(), line
+        assert line in cfg and line in balancers.HAPROXY_TEMPLATE.read_text(), line
     conf = tmp_path / "k8s-haproxy.cfg"
     conf.write_text(cfg)
     binary = shutil.which("haproxy") or "/usr/sbin/haproxy"

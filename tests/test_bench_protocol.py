@@ -21,7 +21,7 @@ import pytest
 
 from bench import load, report
 from bench.protocol import StreamlitTab
-from bench.replicas import NGINX_TEMPLATE, UPSTREAM_HEADER, nginx_config
+from bench.balancers import NGINX_TEMPLATE, UPSTREAM_HEADER, nginx_config
 from bench.server import APP_SCRIPT, PRODUCTION_OPTIONS, StreamlitServer
 
 FIXTURE_APP = '''

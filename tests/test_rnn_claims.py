@@ -13,16 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attention_core.rnn import (
+from attention_core.rnn import elman_weights, rnn_states_after
+from attention_core.rnn_probe import (
     best_case_memory,
-    elman_weights,
     first_length_below,
     first_word_recall_rnn,
     last_length_at_least,
     linear_recall,
     memory_probe,
     orthogonal_matrix,
-    rnn_states_after,
 )
 from charts.rnn import influence_chart, memory_probe_chart
 from ui.rnn_sections import DEFAULTS, FULL, LOST, PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN

@@ -15,12 +15,8 @@ from attention_core.rnn import (
     attention_last_output,
     attention_weights_for,
     elman_weights,
-    first_word_recall_attention,
     influence_profile,
-    memory_probe,
     path_lengths,
-    r2_score,
-    ridge_fit,
     rnn_input_jacobians,
     rnn_states,
     rnn_states_after,
@@ -29,6 +25,7 @@ from attention_core.rnn import (
     spectral_norms,
     spectral_radius,
 )
+from attention_core.rnn_probe import first_word_recall_attention, memory_probe, r2_score, ridge_fit
 
 
 def naive_rnn(X, w: ElmanWeights):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from attention_core.glove import embed
-from attention_core.rnn import best_case_memory, influence_profile, memory_probe
+from attention_core.rnn import influence_profile
+from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page

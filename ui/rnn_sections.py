@@ -7,14 +7,8 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core.glove import embed
-from attention_core.rnn import (
-    best_case_memory,
-    first_length_below,
-    influence_profile,
-    last_length_at_least,
-    memory_probe,
-    sequential_steps,
-)
+from attention_core.rnn import influence_profile, sequential_steps
+from attention_core.rnn_probe import best_case_memory, first_length_below, last_length_at_least, memory_probe
 from attention_core.sentences import load_sentences
 from charts.rnn import influence_chart, memory_probe_chart
 from ui.common import csv_download, show_plotly
