@@ -6,9 +6,7 @@ Widgets -> attention_core.causal -> charts -> text. Q, K, V = token vectors x se
 import pandas as pd
 import streamlit as st
 
-from attention_core.causal import (
-    causal_vs_bidirectional, generation_frames, leak_test, mask_facts, matrices_csv, replacement_vector,
-)
+from attention_core.causal import mask_facts, replacement_vector
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from charts.causal import generation_animation, leak_bars, masked_scores_heatmap, weights_heatmap
@@ -16,6 +14,7 @@ from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, page_header,
     predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
 )
+from ui.causal_results import csv_text, experiment, frames_of, leak
 from ui.figures import figure_spec
 from ui.word_vectors import word_vectors
 
@@ -24,28 +23,6 @@ t = translator()
 presenter = st.session_state.get("presenter", False)
 page_header(t, S, r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
             r"\qquad \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")
-
-
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def experiment(X, seed: int):
-    return causal_vs_bidirectional(X, seed)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def csv_text(words: tuple, X, seed: int) -> str:
-    return matrices_csv(words, experiment(X, seed))
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def frames_of(X, seed: int):
-    return generation_frames(experiment(X, seed)["causal"].weights)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def leak(X, position: int, new_vector, seed: int):
-    return leak_test(X, position, new_vector, seed)
 
 
 # --- the sentence and its vectors -------------------------------------------------------------------------

@@ -8,17 +8,14 @@ untrained (said on the page).
 import pandas as pd
 import streamlit as st
 
-from attention_core.causal import replacement_vector
-from attention_core.transformer import (
-    STEPS, block_weights, locality_check, permutation_check, row_stats, seeded_permutation, sinusoidal_encoding,
-    transformer_block,
-)
+from attention_core.transformer import STEPS, row_stats, sinusoidal_encoding
 from charts.transformer import change_bars, feature_heatmap
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, md_escape, page_header,
     predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
 )
 from ui.figures import figure_spec
+from ui.transformer_results import block, locality, shuffled
 from ui.word_vectors import word_vectors
 
 S = "transformer"
@@ -27,29 +24,6 @@ t = translator()
 presenter = st.session_state.get("presenter", False)
 page_header(t, S, r"\mathrm{PE}_{(p,\,2i)} = \sin\frac{p}{10000^{2i/d}},\ \ \mathrm{PE}_{(p,\,2i+1)} = \cos\frac{p}{10000^{2i/d}}"
             r"\qquad H = \mathrm{LN}\big(Z + \mathrm{Attn}(Z)\big),\ \ Y = \mathrm{LN}\big(H + \mathrm{FFN}(H)\big)")
-
-
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def weights_of(d: int, seed: int):
-    return block_weights(d, seed)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def shuffled(X, seed: int, perm_seed: int):
-    return permutation_check(X, seeded_permutation(len(X), perm_seed), weights_of(X.shape[1], seed).attention)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def block(X, seed: int, activation: str):
-    return transformer_block(X, weights_of(X.shape[1], seed), activation)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def locality(X, seed: int, activation: str, position: int):
-    H = block(X, seed, activation)["add_norm_1"]
-    return locality_check(H, position, replacement_vector(H, seed), weights_of(X.shape[1], seed), activation)
 
 
 # --- the sentence and its vectors -------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+from _plotly_utils.utils import PlotlyJSONEncoder
 from streamlit.testing.v1 import AppTest
 
 from charts.matrix import attention_heatmap
@@ -61,7 +62,6 @@ def test_figure_spec_builds_once_per_distinct_arguments():
 
     def script():
         import numpy as np
-        import plotly.io as pio
         import streamlit as st
 
         from ui.figures import figure_spec
@@ -71,7 +71,7 @@ def test_figure_spec_builds_once_per_distinct_arguments():
         first = figure_spec(builder, w, ["x", "y"], title="one")
         again = figure_spec(builder, w.copy(), ["x", "y"], title="one")  # equal values: a cache hit
         other = figure_spec(builder, w, ["x", "y"], title="two")
-        st.session_state["same"] = pio.to_json(first) == pio.to_json(again) and first is not again  # own copies
+        st.session_state["same"] = first is again  # one shared dict (st.cache_resource), not a copy per call
         st.session_state["titles"] = (first["layout"]["title"]["text"], other["layout"]["title"]["text"])
 
     at = AppTest.from_function(script, default_timeout=60)
@@ -92,7 +92,7 @@ def test_figure_spec_is_the_figures_dict():
 
     _figure_dict.clear()
     w = np.array([[0.5, 0.5], [0.1, 0.9]])
-    spec = figure_spec(attention_heatmap, w, ["p", "q"], title="x")  # outside a script run: cache_data still works
+    spec = figure_spec(attention_heatmap, w, ["p", "q"], title="x")  # outside a script run: the cache still works
     assert pio.to_json(spec) == pio.to_json(attention_heatmap(w, ["p", "q"], title="x").to_dict())
 
 
@@ -241,3 +241,31 @@ def test_show_plotly_in_presenter_mode_builds_no_figure():
     assert at.session_state["built"] == []
     sent = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert sent["layout"]["font"]["size"] == 20 and sent["data"][0]["textfont"]["size"] == 14
+
+
+def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
+    """The figure cache hands every session the same dict (st.cache_resource): after every page ran in every mode
+    (presenter on, a phone's touch variant), each dict any page got is still exactly what it was when built."""
+    import ui.common
+    import ui.figures as figures
+    from tests.apptest_utils import run_page
+    from tests.pages import PAGES
+
+    handed_out = []
+    original = figures._figure_dict
+
+    def recording(*args, **kwargs):
+        spec = original(*args, **kwargs)
+        handed_out.append((spec, json.dumps(spec, sort_keys=True, cls=PlotlyJSONEncoder)))
+        return spec
+
+    monkeypatch.setattr(figures, "_figure_dict", recording)
+    for page in PAGES:
+        run_page(page.file)
+    monkeypatch.setattr(ui.common, "on_touch_device", lambda: True)
+    for page in PAGES:
+        at = run_page(page.file, query={"presenter": "true"})
+        at.run()
+    assert len(handed_out) >= 30
+    for spec, built in handed_out:
+        assert json.dumps(spec, sort_keys=True, cls=PlotlyJSONEncoder) == built

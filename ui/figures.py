@@ -3,7 +3,7 @@
 Building a figure with plotly.graph_objects validates every property (5-40 ms per figure here, most of a
 page's rerun once the GC after each run is off); the figure's dict is what st.plotly_chart sends anyway.
 ``figure_spec(builder, *args, **kwargs)`` calls a chart builder (arrays in, go.Figure out) once per distinct
-arguments and caches ``fig.to_dict()`` with st.cache_data; ``ui.common.show_plotly`` shows such a dict without
+arguments and keeps ``fig.to_dict()`` in a shared, bounded cache (st.cache_resource: never copied, never written to); ``ui.common.show_plotly`` shows such a dict without
 validating it again (``prebuilt``). Arguments are keyed by their values (``args_key``: numbers, strings, tuples,
 lists, dicts, NumPy arrays; anything else by its pickle); the translated titles are arguments, so each language has
 its own entry.
@@ -21,7 +21,11 @@ from plotly.basedatatypes import BaseFigure
 FIGURE_CACHE_ENTRIES = 128  # a few KB to ~100 KB each: bounded so a class of 40 with random settings stays under 600 MB
 
 
-@st.cache_data(show_spinner=False, max_entries=FIGURE_CACHE_ENTRIES)
+# st.cache_resource, not st.cache_data: one shared dict per figure instead of an unpickled copy on every rerun (the
+# copy was ~3 % of the server's CPU under a class's load, more for the animations). Nothing writes into a figure
+# dict: presenter_spec, touch_spec, outline_row and swap_matrix copy what they change (tests/test_figures.py holds
+# that), and st.plotly_chart only reads it.
+@st.cache_resource(show_spinner=False, max_entries=FIGURE_CACHE_ENTRIES)
 def _figure_dict(builder_name: str, builder_version: int, args_key: str, _builder, _args: tuple, _kwargs: dict) -> dict:
     fig = _builder(*_args, **_kwargs)
     return fig if isinstance(fig, dict) else fig.to_dict()  # builders may return a plain figure dict (no validation)
