@@ -6,7 +6,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import FragmentHandledException, StreamlitAPIException
 
-from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, page_style, presenter_style, render_error_boundary, translator
+from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
+from ui.display import page_style, presenter_style
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from ui.scaling_sections import start_table

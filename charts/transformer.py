@@ -1,7 +1,7 @@
 """Transformer page figures, built as plain figure dicts (no plotly.graph_objects validation: ~0.1 ms, not 5-35 ms).
 
 ``FigureDict`` is a dict with ``to_dict()``, so ui.figures.figure_spec caches it like a go.Figure and
-ui.common.show_plotly sends it as it is.
+ui.display.show_plotly sends it as it is.
 """
 
 from __future__ import annotations

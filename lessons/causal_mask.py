@@ -12,8 +12,9 @@ from attention_core.text import tokenize
 from charts.causal import generation_animation, leak_bars, masked_scores_heatmap, weights_heatmap
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, page_header,
-    predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
+    predict_then_reveal, sentence_tokens, show_unknown, translator, url_selectbox, what_to_try,
 )
+from ui.display import show_plotly
 from ui.causal_results import csv_text, experiment, frames_of, leak
 from ui.figures import figure_spec
 from ui.word_vectors import word_vectors

@@ -6,7 +6,8 @@ import streamlit as st
 
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
-from ui.common import csv_download, heatmap_axes, page_header, show_plotly, translator
+from ui.common import csv_download, heatmap_axes, page_header, translator
+from ui.display import show_plotly
 from ui.figures import figure_spec
 
 t = translator()

@@ -6,9 +6,10 @@ import streamlit as st
 from attention_core.library import PresetError, matching_query, rgb_plane, weighted_sum_expression
 from charts.library import bars, blend_bar, key_heatmap, value_plane, value_swatches
 from ui.common import (
-    csv_download, current_lang, guarded_fragment, md_escape, page_header, predict_then_reveal, show_plotly, translator,
+    csv_download, current_lang, guarded_fragment, md_escape, page_header, predict_then_reveal, translator,
     url_selectbox, what_to_try,
 )
+from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.qkv_sections import TEMPERATURES, experiment, library
 

@@ -8,7 +8,8 @@ from attention_core.scaling import (
     TEMPERATURE_CHOICES, logit_variance, row_summary, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
-from ui.common import csv_download, guarded_fragment, page_header, predict_then_reveal, show_plotly, translator
+from ui.common import csv_download, guarded_fragment, page_header, predict_then_reveal, translator
+from ui.display import show_plotly
 from ui.scaling_sections import histogram_data, nested_weights, sampling, table as scaling_table
 
 S = "scaling"

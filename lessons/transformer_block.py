@@ -12,8 +12,9 @@ from attention_core.transformer import STEPS, row_stats, sinusoidal_encoding
 from charts.transformer import change_bars, feature_heatmap
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, md_escape, page_header,
-    predict_then_reveal, sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
+    predict_then_reveal, sentence_tokens, show_unknown, translator, url_selectbox, what_to_try,
 )
+from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.transformer_results import block, locality, shuffled
 from ui.word_vectors import word_vectors

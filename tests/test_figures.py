@@ -1,4 +1,4 @@
-"""ui.figures (figure dicts built once, cached) and ui.common.show_plotly with a dict: the same chart reaches the browser."""
+"""ui.figures (figure dicts built once, cached) and ui.display.show_plotly with a dict: the same chart reaches the browser."""
 
 import json
 
@@ -17,7 +17,7 @@ def _two_ways_script():
     from charts.causal import generation_animation
     from charts.matrix import attention_heatmap
     from tests.reference_charts import attention_heatmap as go_heatmap  # the go.Figure version of the same chart
-    from ui.common import show_plotly
+    from ui.display import show_plotly
     from ui.figures import figure_spec
 
     weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.5]])
@@ -149,7 +149,7 @@ def test_equal_data_shared_or_not_builds_once():
 
 def _old_presenter_path(spec: dict) -> dict:
     """What show_plotly did in presenter mode before: rebuild the go.Figure, restyle it, send its dict."""
-    from ui.common import PRESENTER_FONT_SIZE, presenter_fonts
+    from ui.display import PRESENTER_FONT_SIZE, presenter_fonts
     from ui.figures import as_figure
 
     fig = as_figure(spec)
@@ -177,7 +177,7 @@ def test_presenter_spec_equals_the_old_go_figure_restyle_for_every_page_figure()
 
     import plotly.io as pio
 
-    from ui.common import presenter_spec
+    from ui.display import presenter_spec
 
     specs = _every_page_figure()
     assert len(specs) >= 10
@@ -194,7 +194,7 @@ def test_presenter_spec_covers_colour_bars_subplots_scenes_and_menus():
     import plotly.io as pio
     from plotly.subplots import make_subplots
 
-    from ui.common import presenter_spec
+    from ui.display import presenter_spec
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
     fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2], mode="markers", marker=dict(color=[1, 2], colorbar=dict(title="c"))),
@@ -216,7 +216,7 @@ def test_show_plotly_in_presenter_mode_builds_no_figure():
         import streamlit as st
 
         from charts.matrix import attention_heatmap
-        from ui.common import show_plotly
+        from ui.display import show_plotly
         from ui.figures import figure_spec
 
         st.session_state.presenter = True
@@ -246,7 +246,7 @@ def test_show_plotly_in_presenter_mode_builds_no_figure():
 def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
     """The figure cache hands every session the same dict (st.cache_resource): after every page ran in every mode
     (presenter on, a phone's touch variant), each dict any page got is still exactly what it was when built."""
-    import ui.common
+    import ui.display
     import ui.figures as figures
     from tests.apptest_utils import run_page
     from tests.pages import PAGES
@@ -262,7 +262,7 @@ def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
     monkeypatch.setattr(figures, "_figure_dict", recording)
     for page in PAGES:
         run_page(page.file)
-    monkeypatch.setattr(ui.common, "on_touch_device", lambda: True)
+    monkeypatch.setattr(ui.display, "on_touch_device", lambda: True)
     for page in PAGES:
         at = run_page(page.file, query={"presenter": "true"})
         at.run()

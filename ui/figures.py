@@ -3,7 +3,8 @@
 Building a figure with plotly.graph_objects validates every property (5-40 ms per figure here, most of a
 page's rerun once the GC after each run is off); the figure's dict is what st.plotly_chart sends anyway.
 ``figure_spec(builder, *args, **kwargs)`` calls a chart builder (arrays in, go.Figure out) once per distinct
-arguments and keeps ``fig.to_dict()`` in a shared, bounded cache (st.cache_resource: never copied, never written to); ``ui.common.show_plotly`` shows such a dict without
+arguments and keeps ``fig.to_dict()`` in a shared, bounded cache (st.cache_resource: never copied, never written
+to); ``ui.display.show_plotly`` shows such a dict without
 validating it again (``prebuilt``). Arguments are keyed by their values (``args_key``: numbers, strings, tuples,
 lists, dicts, NumPy arrays; anything else by its pickle); the translated titles are arguments, so each language has
 its own entry.

@@ -22,7 +22,8 @@ from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.training import TrainSetting, accuracy, answer_ranks, head_rows, sentence_row, train_head
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
-from ui.common import csv_download, guarded_fragment, md_escape, predict_then_reveal, show_plotly, url_selectbox
+from ui.common import csv_download, guarded_fragment, md_escape, predict_then_reveal, url_selectbox
+from ui.display import show_plotly
 from ui.figures import figure_spec
 
 S = "glove"

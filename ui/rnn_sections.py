@@ -11,7 +11,8 @@ from attention_core.rnn import influence_profile, sequential_steps
 from attention_core.rnn_probe import best_case_memory, first_length_below, last_length_at_least, memory_probe
 from attention_core.sentences import load_sentences
 from charts.rnn import influence_chart, memory_probe_chart
-from ui.common import csv_download, show_plotly
+from ui.common import csv_download
+from ui.display import show_plotly
 from ui.i18n import Translator
 
 DEFAULT_PRESET = "long_memory"

@@ -25,8 +25,9 @@ from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
 from ui.common import (
     MAX_CHARS, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
-    sentence_tokens, show_plotly, show_unknown, translator, url_selectbox, what_to_try,
+    sentence_tokens, show_unknown, translator, url_selectbox, what_to_try,
 )
+from ui.display import show_plotly
 from ui.figures import figure_spec
 
 S = "self_attention"
