@@ -56,7 +56,33 @@ def nginx_config(template: str, upstreams: list[str], port: int, workdir: Path, 
     return "\n".join(head + out) + "\n"
 
 
-class Nginx:
+class _Balancer:
+    """A load balancer process on loopback: wait until it answers health checks; stop it on exit."""
+
+    proc: subprocess.Popen | None = None
+    url: str
+
+    def _wait_healthy(self, failure: str, settle_s: float = 0.0):
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if http_get(self.url + "/_stcore/health")[1].strip() == "ok":
+                    time.sleep(settle_s)
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(failure)
+
+    def __exit__(self, *exc) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class Nginx(_Balancer):
     """nginx in the foreground (daemon off) with a private prefix, config, logs and pid file."""
 
     name = "nginx"
@@ -82,22 +108,7 @@ class Nginx:
             raise RuntimeError(f"nginx -t failed:\n{test.stderr}")
         self.proc = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(self.conf), "-g", "daemon off;"],
                                      stdout=subprocess.DEVNULL, stderr=open(self.workdir / "nginx.out", "w"))
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                if http_get(self.url + "/_stcore/health")[1].strip() == "ok":
-                    return self
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"nginx did not come up; see {self.workdir / 'error.log'}")
-
-    def __exit__(self, *exc) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        return self._wait_healthy(f"nginx did not come up; see {self.workdir / 'error.log'}")
 
     def log_summary(self) -> dict:
         routes = self.routes()
@@ -171,7 +182,7 @@ def haproxy_log_summary(lines: list[str]) -> dict:
             "response_cookie": dict(response_cookie)}
 
 
-class HAProxy:
+class HAProxy(_Balancer):
     """haproxy in the foreground (-db) with deploy/haproxy.cfg rewritten for loopback; log on its stdout."""
 
     name = "HAProxy"
@@ -197,23 +208,7 @@ class HAProxy:
         out = open(self.log, "w")
         self.proc = subprocess.Popen([self.binary, "-db", "-f", str(self.conf)], stdout=out, stderr=subprocess.STDOUT)
         out.close()
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                if http_get(self.url + "/_stcore/health")[1].strip() == "ok":
-                    time.sleep(2.5)  # both servers' first health checks have passed (inter 2s)
-                    return self
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"haproxy did not come up; see {self.log}")
-
-    def __exit__(self, *exc) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        return self._wait_healthy(f"haproxy did not come up; see {self.log}", settle_s=2.5)  # 2 health checks (inter 2s)
 
     def log_summary(self) -> dict:
         lines = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
