@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from attention_core.attention import SeedLike, as_generator, random_projection, scaled_dot_product_attention, softmax
+from attention_core.blas import single_blas_thread
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def elman_weights(d_in: int, hidden: int, radius: float, seed: SeedLike, bias_st
         raise ValueError(f"d_in and hidden must be >= 1, got {d_in} and {hidden}")
     rng = as_generator(seed)
     W_x = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(hidden, d_in))
-    with threadpool_limits(limits=1, user_api="blas"):  # LAPACK threads only wait for each other at these sizes
+    with single_blas_thread():  # LAPACK threads only wait for each other at these sizes
         W_h = scale_to_spectral_radius(rng.normal(0.0, 1.0 / np.sqrt(hidden), size=(hidden, hidden)), radius)
     b = rng.normal(0.0, bias_std, size=hidden)
     return ElmanWeights(W_x, W_h, b)
@@ -271,7 +271,7 @@ def influence_profile(X, hidden: int, radius: float, seed: SeedLike) -> Profile:
     if not np.isfinite(radius) or radius <= 0:
         raise ValueError(f"the spectral radius must be a positive finite number, got {radius!r}")
     rnn_steps, attention_steps = path_lengths(X.shape[0])
-    with threadpool_limits(limits=1, user_api="blas"):  # small products: see rnn_probe.memory_probe
+    with single_blas_thread():  # small products: see rnn_probe.memory_probe
         if isinstance(seed, np.random.Generator):
             rng = seed
             rnn = elman_weights(X.shape[1], hidden, radius, rng)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from attention_core.attention import SeedLike, as_generator, scaled_dot_product_attention
+from attention_core.blas import single_blas_thread
 from attention_core.rnn import elman_weights, rnn_states_after
 
 
@@ -112,7 +112,7 @@ def memory_probe(
     rnn_r2 = np.empty((len(hidden_sizes), lengths.size))
     # Single-threaded BLAS: the products are small, and on a shared CPU two OpenBLAS threads mostly wait for
     # each other (measured under load: 0.4-0.6 s with one thread, 2.6-5.4 s with two; bench/bench_rnn.py).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         for i, hidden in enumerate(hidden_sizes):
             weights = elman_weights(d_in, int(hidden), radius, rng)
             H = np.stack([h.copy() for _, h in rnn_states_after(X, weights, lengths)])  # (L, N, hidden): one fit per length
@@ -187,7 +187,7 @@ def best_case_memory(lengths, hidden_sizes, seed: SeedLike, d_in: int = 8) -> Be
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng([as_generator(seed) and int(seed), 1])
     lengths = np.asarray(lengths, dtype=int)
     first, held = [], []
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         for hidden in hidden_sizes:
             W_x = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(int(hidden), d_in))
             f, w = linear_recall(W_x, orthogonal_matrix(int(hidden), rng), lengths)

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from .attention import SeedLike, as_generator, random_projection
+from .blas import single_blas_thread
 
 ADAM_BETA1 = 0.9
 ADAM_BETA2 = 0.999
@@ -168,7 +168,7 @@ def train_head(batch: SentenceBatch, setting: TrainSetting,
         raise ValueError(f"invalid training setting {setting}")
     # Single-threaded BLAS: these products are small, and on a shared CPU OpenBLAS threads only wait on each
     # other (measured 0.12 s with one thread against 1-8 s with two, under load; bench/bench_training.py).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         return _train(batch, setting, callback)
 
 

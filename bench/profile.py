@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--students", type=int, default=0,
                     help="profile the load phase instead: this many concurrent students (e.g. 40)")
     ap.add_argument("--duration", type=float, default=30.0, help="seconds of load with --students")
+    ap.add_argument("--all-threads", action="store_true",
+                    help="sample every running thread (NumPy and I/O outside the GIL too), not only the GIL holder")
     ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
                     help="extra `streamlit run --KEY VALUE`, e.g. runner.postScriptGC=true")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         for page in pages:  # first runs (imports, caches) are not what we profile
             asyncio.run(load.single_user(server.url, page, reruns=0, interactions=0, seed=0))
         spy_proc = subprocess.Popen([spy, "record", "--pid", str(server.pid), "--rate", str(args.rate), "--format", "raw",
-                                     "--output", str(stacks), "--gil", "--full-filenames", "--nonblocking"],
+                                     "--output", str(stacks), *([] if args.all_threads else ["--gil"]), "--full-filenames", "--nonblocking"],
                                     stdout=subprocess.DEVNULL, stderr=open(out_dir / "py-spy.log", "w"))
         time.sleep(1.0)  # py-spy attaches
         if args.students:
