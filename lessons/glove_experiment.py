@@ -10,7 +10,7 @@ from attention_core.glove import embed, split_known
 from ui.common import (
     MAX_CHARS, glove_vectors, md_escape, page_header, sentence_tokens, show_unknown, translator, what_to_try,
 )
-from ui.glove_sections import S, section_cloud, section_random, section_raw, section_train, trained_row, word_choice
+from ui.glove_sections import S, section_cloud, section_random, section_raw, section_train, word_choice
 
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired"  # as on the other pages
 DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"
@@ -55,17 +55,14 @@ for word in (query, target):
 st.caption(t("glove.vectors_note", n=len(words), words=" · ".join(md_escape(w) for w in words)))
 
 # --- (a) raw, (b) untrained projections, (c) the 3-D view, (d) training -------------------------------------
-rows = {"raw": section_raw(t, words, X, qi, ti)}
+section_raw(t, words, X, qi, ti)
 st.divider()
-rows["projected"] = section_random(t, words, X, qi, ti)
+section_random(t, words, X, qi, ti)
 st.divider()
 cloud_box = st.container()  # (c) is drawn after (d), so a training run in (d) shows up in (c) at once
 st.divider()
 section_train(t, kv, words, X, qi, ti)
-trained = trained_row(words, X, qi)
-if trained is not None:
-    rows["trained"] = trained
 with cloud_box:
-    section_cloud(t, words, X, qi, rows)
+    section_cloud(t, words, X, qi)
 
 what_to_try(t, S)

@@ -22,7 +22,7 @@ from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.training import TrainSetting, accuracy, answer_ranks, head_rows, sentence_row, train_head
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
-from ui.common import csv_download, guarded_fragment, md_escape, predict_then_reveal, url_selectbox
+from ui.common import FULL_RUN, csv_download, guarded_fragment, md_escape, predict_then_reveal, url_selectbox
 from ui.display import show_plotly
 from ui.figures import figure_spec
 
@@ -142,8 +142,25 @@ def reroll() -> None:
     st.session_state["glove_seed"] = (int(st.session_state.get("glove_seed", 0)) + 1) % (MAX_SEED + 1)
 
 
-def section_random(t, words, X, qi: int, ti: int):
-    """(b) Q = X W_Q, K = X W_K with fresh Glorot matrices. Returns (row, seed, d_k)."""
+def projection_setting() -> tuple[int, int]:
+    """(d_k, seed) of section (b), as its widgets hold them (their defaults before (b) first ran)."""
+    return int(st.session_state.get("glove_dk", DK_OPTIONS[0])), int(st.session_state.get("glove_seed", 0))
+
+
+CLOUD_DRAWN = "_glove_cloud_drawn"  # what (c) showed: (full run it was drawn in, mode, (d_k, seed) of the projection)
+
+
+def refresh_cloud_if_stale(setting: tuple[int, int]) -> None:
+    """After (b) alone reran (a new seed, d_k or Re-roll), rerun the page if (c) shows the projection of another
+    setting; otherwise (c) stays as it is and only (b) was recomputed. In a full run (c) is drawn anew anyway."""
+    drawn = st.session_state.get(CLOUD_DRAWN)
+    if drawn and drawn[0] == st.session_state.get(FULL_RUN) and drawn[1] == "projected" and drawn[2] != setting:
+        st.rerun()
+
+
+@guarded_fragment
+def section_random(t, words, X, qi: int, ti: int) -> None:
+    """(b) Q = X W_Q, K = X W_K with fresh Glorot matrices; a new d_k, seed or Re-roll reruns this section only."""
     st.subheader(t("glove.b_header"))
     st.latex(r"Q = X W_Q,\; K = X W_K,\quad (W_Q)_{ij}, (W_K)_{ij} \sim \mathcal{N}\!\left(0, \tfrac{2}{50 + d_k}\right),"
              r"\quad w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}} K^\top}{\sqrt{d_k}}\right)")
@@ -183,17 +200,26 @@ def section_random(t, words, X, qi: int, ti: int):
         t("glove.col_share"): [float(c) / N_DRAWS for c in counts],
         t("glove.col_uniform"): [1.0 / len(words)] * len(words),
     }), "glove_rank_distribution.csv", "glove_hist_download")
-    return row
+    refresh_cloud_if_stale((d_k, seed))
 
 
 @guarded_fragment
-def section_cloud(t, words, X, qi: int, rows: dict) -> None:
-    """(c) 3-D PCA of the word vectors; the query's weights as size, colour and line width."""
+def section_cloud(t, words, X, qi: int) -> None:
+    """(c) 3-D PCA of the word vectors; the query's weights as size, colour and line width.
+
+    Its rows are read here, from the setting (b) and (d) hold now, so a rerun of (b) alone never leaves (c) behind.
+    """
     st.subheader(t("glove.c_header"))
     if not presenter():
         st.markdown(t("glove.c_explain"))
+    setting = projection_setting()
+    rows = {"raw": raw_weights(X, qi), "projected": projected_weights(X, qi, *setting)}
+    trained = trained_row(words, X, qi)
+    if trained is not None:
+        rows["trained"] = trained
     mode = url_selectbox(t("glove.cloud_mode"), list(rows), "glove_cloud", widget=st.radio, horizontal=True,
                          format_func=lambda m: t(f"glove.mode_{m}"))
+    st.session_state[CLOUD_DRAWN] = (st.session_state.get(FULL_RUN), mode, setting)
     weights = rows[mode]
     coords, explained = cloud_coords(X)
     show_plotly(figure_spec(attention_cloud_3d, coords, words, weights, qi,
