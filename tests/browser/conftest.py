@@ -126,3 +126,25 @@ def open_page(pg, app_url: str, url_path: str = "", query: str = "") -> None:
     pg.goto(f"{app_url}/{url_path}{('?' + query) if query else ''}")
     pg.wait_for_selector("[data-testid='stApp']", timeout=60_000)
     wait_for_app(pg)
+
+
+def run_in_own_loop(coroutine_function):
+    """asyncio.run(coroutine_function()) in a thread of its own (Playwright's sync API may already run an event loop
+    in this one) -> its result; an exception is raised again here, with its traceback."""
+    import asyncio
+    import threading
+
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = asyncio.run(coroutine_function())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="protocol-scenario")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

@@ -18,7 +18,6 @@ import asyncio
 import os
 import random
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -28,7 +27,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.protocol import StreamlitTab
-from tests.browser.conftest import streamlit_server
+from tests.browser.conftest import run_in_own_loop, streamlit_server
 from ui.i18n import Translator
 
 pytestmark = pytest.mark.browser
@@ -178,20 +177,3 @@ def test_a_disconnect_during_training_stops_the_run_and_leaves_no_thread(server)
         assert settle(process) == 0 and healthy(url)
 
     run_in_own_loop(scenario)
-
-
-def run_in_own_loop(coroutine_function) -> None:
-    """asyncio.run in a thread of its own: Playwright's sync API may already run an event loop in this one."""
-    failure = []
-
-    def target():
-        try:
-            asyncio.run(coroutine_function())
-        except BaseException as exc:  # re-raised in the test's thread, with its traceback
-            failure.append(exc)
-
-    thread = threading.Thread(target=target, name="disconnect-scenario")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]

@@ -7,13 +7,13 @@ and (c) draws the new setting's row. Checked against a fresh tab opened with tha
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from bench.guided import Step, state_for
 from bench.protocol import StreamlitTab
+from tests.browser.conftest import run_in_own_loop
 
 pytestmark = pytest.mark.browser
 
@@ -66,6 +66,6 @@ async def scenario(url: str) -> tuple[dict, dict, str, str]:
 
 
 def test_a_new_seed_reruns_b_and_the_3d_view_follows_only_when_it_shows_the_projection(app_url):
-    followed, expected, raw_before, raw_after = asyncio.run(scenario(app_url))
+    followed, expected, raw_before, raw_after = run_in_own_loop(lambda: scenario(app_url))
     assert raw_after == raw_before  # (c) showed the raw row, which no seed changes
     assert followed == expected  # seed 8's projection, exactly as a tab opened on seed 8 shows it
