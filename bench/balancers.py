@@ -56,6 +56,14 @@ def nginx_config(template: str, upstreams: list[str], port: int, workdir: Path, 
     return "\n".join(head + out) + "\n"
 
 
+def _find_binary(name: str) -> str:
+    """The path of Debian's ``name`` (on PATH or in /usr/sbin); exits with how to install it when it is missing."""
+    binary = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
+    if binary is None:
+        raise SystemExit(f"{name} is not installed: apt-get install -y {name}")
+    return binary
+
+
 class _Balancer:
     """A load balancer process on loopback: wait until it answers health checks; stop it on exit."""
 
@@ -88,10 +96,7 @@ class Nginx(_Balancer):
     name = "nginx"
 
     def __init__(self, upstreams: list[str], workdir: Path, sticky: bool = True):
-        binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-        if binary is None:
-            raise SystemExit("nginx is not installed: apt-get install -y nginx")
-        self.binary, self.workdir, self.port = binary, workdir, free_port()
+        self.binary, self.workdir, self.port = _find_binary("nginx"), workdir, free_port()
         workdir.chmod(0o755)  # nginx workers run as an unprivileged user and write temp files here
         self.conf = workdir / "nginx.conf"
         self.conf.write_text(nginx_config(NGINX_TEMPLATE.read_text(), upstreams, self.port, workdir, sticky))
@@ -188,10 +193,7 @@ class HAProxy(_Balancer):
     name = "HAProxy"
 
     def __init__(self, upstreams: list[str], workdir: Path, sticky: bool = True):
-        binary = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
-        if binary is None:
-            raise SystemExit("haproxy is not installed: apt-get install -y haproxy")
-        self.binary, self.workdir, self.port = binary, workdir, free_port()
+        self.binary, self.workdir, self.port = _find_binary("haproxy"), workdir, free_port()
         self.conf = workdir / "haproxy.cfg"
         self.conf.write_text(haproxy_config(HAPROXY_TEMPLATE.read_text(), upstreams, self.port, sticky))
         self.log = workdir / "haproxy.log"
