@@ -4,6 +4,7 @@ No Streamlit, Plotly or Altair here; gensim only to wrap the GloVe vectors.
 """
 
 from attention_core.attention import (
+    MAX_SEED,
     attention_scores,
     attention_weights,
     causal_mask,
@@ -11,7 +12,7 @@ from attention_core.attention import (
     merge_heads,
     multi_head_attention,
     random_projection,
-    rank_of,
+    ranks_in_rows,
     scaled_dot_product_attention,
     softmax,
     split_heads,
@@ -23,6 +24,7 @@ from attention_core.text import clean_text, tokenize
 
 __all__ = [
     "GloveUnavailable",
+    "MAX_SEED",
     "PresetError",
     "attention_scores",
     "attention_weights",
@@ -35,7 +37,7 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "random_projection",
-    "rank_of",
+    "ranks_in_rows",
     "read_preset",
     "scaled_dot_product_attention",
     "softmax",

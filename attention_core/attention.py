@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 SeedLike = int | np.random.Generator | None
+# The largest seed the pages offer: a signed 32-bit int, which every browser's number input keeps exact.
+MAX_SEED = 2**31 - 1
 
 
 def as_generator(seed: SeedLike) -> np.random.Generator:
@@ -123,7 +125,15 @@ def entropy(weights, axis: int = -1) -> np.ndarray:
     return -np.sum(w * logs, axis=axis)
 
 
-def rank_of(weights_row, index: int) -> int:
-    """weights_row: (n,) -> 1-based rank of entry ``index`` (1 = largest; ties share the best rank)."""
-    row = np.asarray(weights_row, dtype=np.float64)
-    return int(np.sum(row > row[index]) + 1)
+def ranks_in_rows(rows, index) -> np.ndarray:
+    """rows: (..., n), index: int or (...) ints -> (...) 1-based rank of entry ``index`` in each row.
+
+    1 = the largest weight; ties share the best rank. ``index`` broadcasts against the rows, so a (k,) index on one
+    (n,) row gives k ranks (``np.arange(n)``: every entry's rank) and an (m,) index on (m, n) rows one per row.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    index = np.asarray(index, dtype=np.intp)
+    shape = np.broadcast_shapes(rows.shape[:-1], index.shape)
+    rows = np.broadcast_to(rows, (*shape, rows.shape[-1]))
+    picked = np.take_along_axis(rows, np.broadcast_to(index, shape)[..., None], axis=-1)
+    return 1 + np.sum(rows > picked, axis=-1)

@@ -1,9 +1,8 @@
 """One BLAS thread for the lessons' small products.
 
-At these sizes (a few hundred numbers a side) BLAS threads only wait for each other, and on a shared 2-core server
-they take the core another student needs (a training run: 6-8 s with 2 threads, 0.1 s with 1). threadpoolctl's
-``threadpool_limits`` looks up the process's BLAS libraries on every call (0.4 ms here, several ms in the server,
-where many libraries are loaded: ~2 % of its CPU under a class's load); one controller found once serves every call.
+At these sizes (a few hundred numbers a side) BLAS threads only wait for each other, and on a shared server they
+take the core another student needs. threadpoolctl's ``threadpool_limits`` looks up the process's BLAS libraries on
+every call, so one controller found once serves every call (docs/performance.md has the numbers).
 """
 
 from __future__ import annotations

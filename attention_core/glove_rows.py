@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention import SeedLike, as_generator, attention_weights, softmax
+from .attention import SeedLike, as_generator, attention_weights, ranks_in_rows
 from .training import projection_pair
 
 
@@ -26,26 +26,6 @@ def projected_row(X, query_index: int, d_k: int, seed: int) -> np.ndarray:
     return attention_weights(X[query_index : query_index + 1] @ W_q, X @ W_k)[0]
 
 
-def projected_rows_over_seeds(X, query_index: int, d_k: int, seeds, chunk: int = 250) -> np.ndarray:
-    """X: (n, d), seeds: (S,) ints -> (S, n): row ``query_index`` for each seed, the same as projected_row per seed.
-
-    The matrices of ``chunk`` seeds at a time are stacked and scored in one batched product (about 13 MB at
-    d_k = 64), so memory stays flat however many seeds are asked for.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
-    out = np.empty((seeds.size, X.shape[0]))
-    for start in range(0, seeds.size, chunk):
-        pairs = [projection_pair(X.shape[1], d_k, int(s)) for s in seeds[start : start + chunk]]
-        W_q = np.stack([p[0] for p in pairs])  # (c, d, d_k)
-        W_k = np.stack([p[1] for p in pairs])
-        q = np.einsum("d,sdk->sk", X[query_index], W_q)  # (c, d_k)
-        u = np.einsum("sk,sdk->sd", q, W_k)  # (c, d): W_K q, so K = X W_K is never formed
-        scores = np.einsum("nd,sd->sn", X, u) / np.sqrt(d_k)
-        out[start : start + len(pairs)] = softmax(scores, axis=-1)
-    return out
-
-
 def direction_ranks(X, target_index: int, n_draws: int, seed: SeedLike) -> np.ndarray:
     """X: (n, d) -> (n_draws,) rank of ``target_index`` in X g for n_draws Gaussian directions g (one generator).
 
@@ -57,18 +37,6 @@ def direction_ranks(X, target_index: int, n_draws: int, seed: SeedLike) -> np.nd
     X = np.asarray(X, dtype=np.float64)
     G = as_generator(seed).standard_normal((int(n_draws), X.shape[1]))
     return ranks_in_rows(G @ X.T, target_index)
-
-
-def ranks_in_rows(rows, index: int) -> np.ndarray:
-    """rows: (..., n) -> (...) 1-based rank of entry ``index`` in each row (ties share the best rank)."""
-    rows = np.asarray(rows, dtype=np.float64)
-    return 1 + np.sum(rows > rows[..., index : index + 1], axis=-1)
-
-
-def all_ranks(weights) -> np.ndarray:
-    """weights: (n,) -> (n,) 1-based rank of every entry (ties share the best rank)."""
-    w = np.asarray(weights, dtype=np.float64)
-    return 1 + np.sum(w[None, :] > w[:, None], axis=-1)
 
 
 def rank_counts(ranks, n: int) -> np.ndarray:
@@ -97,8 +65,3 @@ def rank_summary(counts) -> dict:
         "top_half_share": float(shares[: n // 2].sum()),
         "bottom_half_share": float(shares[n - n // 2 :].sum()),
     }
-
-
-def sorted_order(weights) -> np.ndarray:
-    """weights: (n,) -> (n,) positions from largest to smallest weight (stable: equal weights keep sentence order)."""
-    return np.argsort(-np.asarray(weights, dtype=np.float64), kind="stable")

@@ -22,7 +22,7 @@ def pca_3d(X) -> tuple[np.ndarray, np.ndarray]:
     k = min(N_AXES, n - 1, d)
     if k < 1 or np.allclose(X, X[0], rtol=0, atol=1e-12):
         return coords, explained
-    from sklearn.decomposition import PCA  # imported on first use: ~0.4-1.5 s that no other page needs
+    from sklearn.decomposition import PCA  # imported on first use: a slow import that no other page needs
 
     pca = PCA(n_components=k, svd_solver="full")
     coords[:, :k] = pca.fit_transform(X)

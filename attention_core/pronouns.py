@@ -50,10 +50,6 @@ class PronounDataset:
     held_out: tuple[PronounSentence, ...]
     words: dict  # split -> list name -> tuple of words (for "seen in training?" checks)
 
-    def vocabulary(self) -> set[str]:
-        """-> every token of every sentence."""
-        return {tok for s in self.train + self.held_out for tok in s.tokens}
-
     def training_words(self) -> set[str]:
         """-> every token that occurs in a training sentence."""
         return {tok for s in self.train for tok in s.tokens}
@@ -135,11 +131,6 @@ def _validate(parsed: dict, check: Checker) -> PronounDataset:
 def load_pronoun_dataset(data_dir=None) -> PronounDataset:
     """-> the training and held-out pronoun sentences of data/pronoun_sentences.toml."""
     return read_preset(PRESET_NAME, _validate, data_dir)
-
-
-def missing_words(dataset: PronounDataset, vocabulary) -> list[str]:
-    """dataset, vocabulary (a container of words) -> the dataset's tokens not in it, sorted."""
-    return sorted(w for w in dataset.vocabulary() if w not in vocabulary)
 
 
 def pronoun_batch(sentences, kv):

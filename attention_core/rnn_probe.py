@@ -110,8 +110,7 @@ def memory_probe(
     X = probe_sentences(n_train + n_test, int(lengths.max()), rng, d_in, word_std)
     x0_train, x0_test = X[:n_train, 0], X[n_train:, 0]
     rnn_r2 = np.empty((len(hidden_sizes), lengths.size))
-    # Single-threaded BLAS: the products are small, and on a shared CPU two OpenBLAS threads mostly wait for
-    # each other (measured under load: 0.4-0.6 s with one thread, 2.6-5.4 s with two; bench/bench_rnn.py).
+    # Single-threaded BLAS: the products are small, and on a shared CPU two OpenBLAS threads mostly wait for each other.
     with single_blas_thread():
         for i, hidden in enumerate(hidden_sizes):
             weights = elman_weights(d_in, int(hidden), radius, rng)

@@ -53,12 +53,6 @@ def normal_curve(lo: float, hi: float, variance: float, n_points: int = 241) -> 
     return x, normal_density(x, variance)
 
 
-def softmax_jacobian(p) -> np.ndarray:
-    """p: (..., n) softmax rows -> (..., n, n) the Jacobian d p / d z = diag(p) - p p^T."""
-    p = np.asarray(p, dtype=np.float64)
-    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
-
-
 def jacobian_frobenius(p) -> np.ndarray:
     """p: (..., n) softmax rows -> (...) the Frobenius norm of diag(p) - p p^T, in closed form.
 

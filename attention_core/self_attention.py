@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import (
-    SeedLike, as_generator, attention_weights, concat_heads_output, random_projection, rank_of, softmax,
+    SeedLike, as_generator, attention_weights, concat_heads_output, random_projection, ranks_in_rows, softmax,
 )
 from .presets import Checker, bilingual, read_preset
 
@@ -151,12 +151,6 @@ def previous_word_scores(n: int, score: float) -> np.ndarray:
     return scores
 
 
-def same_word_scores(tokens, score: float) -> np.ndarray:
-    """tokens: (n,) -> (n, n) scores: ``score`` where the two tokens are the same word (ignoring case), itself included."""
-    words = np.array([str(tok).casefold() for tok in tokens], dtype=object)
-    return np.where(words[:, None] == words[None, :], float(score), 0.0)
-
-
 def preset_heads(preset: SelfAttentionPreset, rule_score: float) -> np.ndarray:
     """preset with n tokens -> (3, n, n) weights of the heads in HEADS order, every row a softmax."""
     n = len(preset.tokens)
@@ -226,10 +220,10 @@ def self_preference(X, row: int, seeds: int = SELF_PREFERENCE_SEEDS) -> dict:
     return {
         "n": n,
         "raw_self": float(raw[row, row]),
-        "raw_rank": rank_of(raw[row], row),
+        "raw_rank": int(ranks_in_rows(raw[row], row)),
         "raw_top_rows": int(np.sum(raw.argmax(axis=1) == diag)),
         "random_self": float(rand[:, row, row].mean()),
-        "random_rank": float(np.mean([rank_of(r[row], row) for r in rand])),
+        "random_rank": float(np.mean(ranks_in_rows(rand[:, row], row))),
         "random_top_share": float(np.mean(rand.argmax(axis=2) == diag)),
     }
 
@@ -272,11 +266,11 @@ def find_pair(tokens, pair) -> tuple[int, int] | None:
 def pair_weight_and_rank(weights, source: int, target: int) -> tuple[float, int]:
     """weights: (n, n) -> (weight of source -> target, rank of target in source's row; 1 = largest)."""
     row = np.asarray(weights, dtype=np.float64)[source]
-    return float(row[target]), rank_of(row, target)
+    return float(row[target]), int(ranks_in_rows(row, target))
 
 
-def top_targets(weights_row, count: int) -> list[int]:
-    """weights_row: (n,) -> positions of the ``count`` largest weights, largest first (ties: earlier first)."""
+def top_targets(weights_row, count: int | None = None) -> list[int]:
+    """weights_row: (n,) -> positions of the ``count`` largest weights (all n if None), largest first (ties: earlier first)."""
     row = np.asarray(weights_row, dtype=np.float64)
     return [int(i) for i in np.argsort(-row, kind="stable")[:count]]
 

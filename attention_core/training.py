@@ -166,8 +166,7 @@ def train_head(batch: SentenceBatch, setting: TrainSetting,
     """batch: m sentences (m, n, d) -> TrainResult with W_q, W_k (d, d_k); ``callback(step, loss)`` after each step."""
     if setting.d_k < 1 or setting.steps < 0 or setting.learning_rate <= 0 or setting.weight_decay < 0:
         raise ValueError(f"invalid training setting {setting}")
-    # Single-threaded BLAS: these products are small, and on a shared CPU OpenBLAS threads only wait on each
-    # other (measured 0.12 s with one thread against 1-8 s with two, under load; bench/bench_training.py).
+    # Single-threaded BLAS: these products are small, and on a shared CPU OpenBLAS threads only wait on each other.
     with single_blas_thread():
         return _train(batch, setting, callback)
 
@@ -192,13 +191,6 @@ def _train(batch: SentenceBatch, setting: TrainSetting, callback) -> TrainResult
 def head_rows(W_q, W_k, batch: SentenceBatch, context: bool) -> np.ndarray:
     """W_q, W_k: (d, d_k), batch: (m, n, d) -> each sentence's query row (m, n), 0 on padding."""
     return query_weights(W_q, W_k, head_inputs(batch, context), batch.mask, batch.query)
-
-
-def answer_ranks(weights, answer) -> np.ndarray:
-    """weights: (m, n), answer: (m,) -> (m,) 1-based rank of each answer in its row (ties share the best rank)."""
-    weights = np.asarray(weights, dtype=np.float64)
-    picked = weights[np.arange(weights.shape[0]), np.asarray(answer)]
-    return 1 + np.sum(weights > picked[:, None], axis=-1)
 
 
 def accuracy(weights, answer) -> float:

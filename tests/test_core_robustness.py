@@ -15,11 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_core.attention import attention_weights, causal_mask, entropy, scaled_dot_product_attention, softmax
+from attention_core.attention import (
+    MAX_SEED, attention_weights, causal_mask, entropy, scaled_dot_product_attention, softmax,
+)
 from attention_core.causal import (
     causal_vs_bidirectional, generation_frames, leak_test, mask_facts, random_word_vectors, replacement_vector,
 )
-from attention_core.glove_rows import projected_row, projected_rows_over_seeds, rank_counts, rank_summary, raw_row
+from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
 from attention_core.library import lookup, output_path, temperature_sweep, zero_temperature_output
 from attention_core.pca import pca_3d
 from attention_core.rnn import influence_profile
@@ -34,7 +36,7 @@ from attention_core.training import TrainSetting, pack_batch, sentence_row, trai
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 SLOW = settings(max_examples=15, deadline=None, derandomize=True)
 
-seeds = st.integers(0, 2**31 - 1)
+seeds = st.integers(0, MAX_SEED)  # every seed a page accepts
 finite_scores = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 temperatures = st.floats(1e-3, 1e3)
 
@@ -185,9 +187,7 @@ def test_glove_rows_are_finite_for_any_vectors(seed, n, d_k, size):
     qi = seed % n
     assert_probability_rows(raw_row(X, qi))
     assert_probability_rows(projected_row(X, qi, d_k, seed))
-    rows = projected_rows_over_seeds(X, qi, d_k, range(5))
-    assert_probability_rows(rows)
-    summary = rank_summary(rank_counts(1 + np.sum(rows > rows[:, qi : qi + 1], axis=-1), n))
+    summary = rank_summary(rank_counts(direction_ranks(X, qi, 5, seed), n))
     assert all(np.isfinite(v) for v in summary.values())
     for mode in ("raw", "random"):
         assert_probability_rows(glove_self_attention(X, mode, seed))
@@ -229,7 +229,7 @@ def test_the_largest_training_setting_is_finite():
     rng = np.random.default_rng(0)
     sentences = [rng.standard_normal((13, 50)) for _ in range(24)]
     batch = pack_batch(sentences, [0] * 24, [5] * 24)
-    result = train_head(batch, TrainSetting(d_k=64, learning_rate=0.3, steps=800, weight_decay=0.0, seed=2**31 - 1))
+    result = train_head(batch, TrainSetting(d_k=64, learning_rate=0.3, steps=800, weight_decay=0.0, seed=MAX_SEED))
     assert np.isfinite(result.losses).all()
 
 

@@ -12,15 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_core.attention import random_projection
+from attention_core.attention import random_projection, ranks_in_rows
 from attention_core.glove import embed
-from attention_core.glove_rows import (
-    all_ranks, projected_row, projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row,
-    sorted_order,
-)
+from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
 from attention_core.pca import pca_3d
 from attention_core.presets import DATA_DIR, PresetError
-from attention_core.pronouns import build_split, load_pronoun_dataset, missing_words, pronoun_batch
+from attention_core.pronouns import build_split, load_pronoun_dataset, pronoun_batch
+from attention_core.self_attention import top_targets
 from attention_core.text import tokenize
 from attention_core.training import projection_pair
 
@@ -57,7 +55,7 @@ weights_with_ties = arrays(np.float64, st.integers(1, 12), elements=st.sampled_f
 @settings(max_examples=200, deadline=None)
 @given(weights_with_ties)
 def test_ranks_match_a_naive_sort(row):
-    ranks = all_ranks(row)
+    ranks = ranks_in_rows(row, np.arange(row.size))  # every entry's rank at once
     for i in range(row.size):
         assert ranks[i] == naive_rank(row, i)
         assert ranks_in_rows(row, i) == naive_rank(row, i)
@@ -69,11 +67,13 @@ def test_batched_ranks_match_naive(rows, data):
     index = data.draw(st.integers(0, rows.shape[1] - 1))
     got = ranks_in_rows(rows, index)
     assert got.tolist() == [naive_rank(r, index) for r in rows]
+    per_row = data.draw(st.lists(st.integers(0, rows.shape[1] - 1), min_size=rows.shape[0], max_size=rows.shape[0]))
+    assert ranks_in_rows(rows, per_row).tolist() == [naive_rank(r, i) for r, i in zip(rows, per_row)]
 
 
-def test_sorted_order_is_descending_and_stable():
+def test_top_targets_are_descending_and_stable():
     w = np.array([0.1, 0.3, 0.1, 0.5])
-    assert sorted_order(w).tolist() == [3, 1, 0, 2]
+    assert top_targets(w) == [3, 1, 0, 2]
 
 
 def test_raw_row_matches_loop(sentence_vectors):
@@ -85,7 +85,7 @@ def test_raw_row_matches_loop(sentence_vectors):
     assert row.sum() == pytest.approx(1.0)
     # the finding the page reports: "animal" near the bottom of the row of "it", "it" itself on top
     assert ranks_in_rows(row, ti) == naive_rank(row, ti) == 10
-    assert sorted_order(row)[0] == qi
+    assert top_targets(row, 1) == [qi]
 
 
 def test_projected_row_uses_the_seeded_glorot_pair(sentence_vectors):
@@ -100,19 +100,10 @@ def test_projected_row_uses_the_seeded_glorot_pair(sentence_vectors):
     assert not np.allclose(row, projected_row(X, 8, 16, 8))
 
 
-@pytest.mark.parametrize("d_k", [16, 50, 64])
-def test_rows_over_seeds_equal_the_single_seed_rows(sentence_vectors, d_k):
-    X = sentence_vectors
-    seeds = [0, 1, 5, 999]
-    rows = projected_rows_over_seeds(X, 8, d_k, seeds, chunk=3)  # two chunks
-    for s, row in zip(seeds, rows):
-        np.testing.assert_allclose(row, projected_row(X, 8, d_k, s), rtol=0, atol=1e-12)
-
-
 def test_rank_distribution_sums_to_the_number_of_seeds(sentence_vectors):
     X = sentence_vectors
     n_seeds = 1000
-    ranks = ranks_in_rows(projected_rows_over_seeds(X, 8, 16, range(n_seeds)), 1)
+    ranks = direction_ranks(X, 1, n_seeds, 0)
     counts = rank_counts(ranks, X.shape[0])
     assert counts.shape == (12,) and counts.sum() == n_seeds
     np.testing.assert_array_equal(counts, [np.sum(ranks == r) for r in range(1, 13)])
@@ -169,7 +160,7 @@ def test_pca_small_and_degenerate_inputs(n):
 def test_dataset_shape_and_splits(glove):
     ds = load_pronoun_dataset()
     assert len(ds.train) >= 40 and len(ds.held_out) >= 20 and len(ds.train) % 2 == 0
-    assert missing_words(ds, glove.key_to_index) == []
+    assert [tok for s in ds.train + ds.held_out for tok in s.tokens if tok not in glove.key_to_index] == []
     for split in (ds.train, ds.held_out):
         for a, b in zip(split[::2], split[1::2]):  # a pair: same sentence but the adjective, other referent
             assert a.pair == b.pair and a.referent == "animal" and b.referent == "place"
@@ -255,8 +246,6 @@ def page_vectors(glove):
 
 def test_the_rank_depends_only_on_the_direction_of_wk_wq_x(page_vectors):
     """Identity behind direction_ranks: the projected row's order is the order of X (W_K W_Q^T x_query)."""
-    from attention_core.glove_rows import direction_ranks  # noqa: F401 - the function the identity justifies
-
     X = page_vectors
     for seed in range(20):
         for d_k in (16, 64):
@@ -270,20 +259,17 @@ def test_the_rank_depends_only_on_the_direction_of_wk_wq_x(page_vectors):
 def test_direction_ranks_match_full_matrices_over_seeds(page_vectors):
     """The histogram the page draws (2,000 directions) against 2,000 seeds of full W_Q, W_K (the old experiment):
     the same distribution up to sampling noise, for two query words and two d_k."""
-    from attention_core.glove_rows import direction_ranks
-
     X, target, n = page_vectors, 1, page_vectors.shape[0]
     page = rank_counts(direction_ranks(X, target, 2000, 0), n) / 2000
     for query, d_k in ((8, 16), (6, 64)):  # "it" and "street"
-        seeds = rank_counts(ranks_in_rows(projected_rows_over_seeds(X, query, d_k, range(2000)), target), n) / 2000
+        rows = np.stack([projected_row(X, query, d_k, seed) for seed in range(2000)])
+        seeds = rank_counts(ranks_in_rows(rows, target), n) / 2000
         assert np.abs(page - seeds).max() < 0.04, (query, d_k, page, seeds)  # ~4 standard errors
 
 
 def test_the_page_histogram_is_u_shaped_symmetric_and_centred(page_vectors):
     """The conclusion the page draws (hist_caption, b_symmetry) at its defaults: mean rank ~ the middle, both ends
     above the uniform share, top and bottom about equal."""
-    from attention_core.glove_rows import direction_ranks
-
     X, n = page_vectors, page_vectors.shape[0]
     counts = rank_counts(direction_ranks(X, 1, 2000, 0), n)
     summary = rank_summary(counts)
@@ -301,7 +287,7 @@ def test_raw_row_claim_function_words_first(page_vectors):
     """predict_why: "it" scores highest against itself and short function words (n't, because, too); animal 10 of 12."""
     words = tokenize(PAGE_SENTENCE)
     row = raw_row(page_vectors, words.index("it"))
-    top = [words[i] for i in sorted_order(row)[:4]]
+    top = [words[i] for i in top_targets(row, 4)]
     assert top == ["it", "n't", "because", "too"]
     assert int(ranks_in_rows(row, words.index("animal"))) == 10
 

@@ -30,7 +30,6 @@ from attention_core.self_attention import (
     preset_heads,
     preset_scores,
     previous_word_scores,
-    same_word_scores,
     top_targets,
 )
 from attention_core.text import tokenize
@@ -62,11 +61,6 @@ def naive_previous_word(n, score):
     for i in range(n):
         scores[i][i - 1 if i > 0 else 0] = score
     return scores
-
-
-def naive_same_word(tokens, score):
-    n = len(tokens)
-    return [[score if tokens[i].lower() == tokens[j].lower() else 0.0 for j in range(n)] for i in range(n)]
 
 
 # ---- the presets -----------------------------------------------------------------------------------------
@@ -120,9 +114,6 @@ def test_rule_heads_point_where_the_rule_says():
     heads = preset_heads(animal, DATA.rule_score)
     assert heads[2][0].argmax() == 0  # the first token has no previous word: itself
     assert [int(heads[2][i].argmax()) for i in range(1, 11)] == list(range(10))
-    # the same-word rule is still a core function: "The" (0) and "the" (4) are the same word
-    same = same_word_scores(animal.tokens, DATA.rule_score)
-    assert same[0, 4] == same[0, 0] == DATA.rule_score and same[0, 1] == 0
 
 
 SUBJECTS = {  # the syntax head's hand-designed relation, predicate -> subject, in words
@@ -199,12 +190,6 @@ def test_mix_steps_lays_each_head_in_its_columns():
 @given(st.integers(0, 12), st.floats(-20, 20, allow_nan=False))
 def test_previous_word_scores_match_naive_loop(n, score):
     np.testing.assert_array_equal(previous_word_scores(n, score), np.array(naive_previous_word(n, score)).reshape(n, n))
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["a", "A", "b", "猫", "。", "the", "The"]), min_size=1, max_size=12), st.floats(0.5, 20))
-def test_same_word_scores_match_naive_loop(tokens, score):
-    np.testing.assert_array_equal(same_word_scores(tokens, score), np.array(naive_same_word(tokens, score)))
 
 
 # ---- the cumulative-mass cut-off -----------------------------------------------------------------------

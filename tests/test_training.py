@@ -8,11 +8,12 @@ import math
 import numpy as np
 import pytest
 
+from attention_core.attention import ranks_in_rows
 from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.text import tokenize
 from attention_core.glove import embed
 from attention_core.training import (
-    TrainSetting, accuracy, answer_ranks, head_inputs, head_rows, loss_and_gradients, pack_batch, projection_pair,
+    TrainSetting, accuracy, head_inputs, head_rows, loss_and_gradients, pack_batch, projection_pair,
     right_context, sentence_row, train_head,
 )
 
@@ -114,13 +115,13 @@ def test_rows_match_a_direct_computation():
         np.testing.assert_allclose(rows[i, :n], ref, atol=1e-12)
         assert not rows[i, n:].any()
         values = sorted(rows[i, :n].tolist(), reverse=True)
-        assert answer_ranks(rows, batch.answer)[i] == values.index(rows[i, batch.answer[i]]) + 1
+        assert ranks_in_rows(rows, batch.answer)[i] == values.index(rows[i, batch.answer[i]]) + 1
 
 
 def test_accuracy_counts_only_clear_wins():
     w = np.array([[0.5, 0.5, 0.0], [0.2, 0.7, 0.1], [0.6, 0.3, 0.1]])
     assert accuracy(w, [0, 1, 1]) == pytest.approx(1 / 3)  # a tie for first is not a win
-    assert answer_ranks(w, [0, 1, 1]).tolist() == [1, 1, 2]
+    assert ranks_in_rows(w, [0, 1, 1]).tolist() == [1, 1, 2]
 
 
 def test_pack_batch_rejects_bad_input():

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.glove_rows import (
-    all_ranks, direction_ranks, projected_row, rank_counts, rank_summary, ranks_in_rows, raw_row, sorted_order,
-)
+from attention_core.attention import ranks_in_rows
+from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
 from attention_core.pca import pca_3d
 from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
-from attention_core.training import TrainSetting, accuracy, answer_ranks, head_rows, sentence_row, train_head
+from attention_core.self_attention import top_targets
+from attention_core.training import TrainSetting, accuracy, head_rows, sentence_row, train_head
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
 from ui.common import FULL_RUN, csv_download, guarded_fragment, md_escape, predict_then_reveal, url_selectbox
@@ -95,10 +95,10 @@ def evaluation(W_q, W_k, W_q0, W_k0, context: bool, _batch, split: str):
 
 def row_table(t, words, weights, target_index: int) -> dict:
     """The row as a table sorted by weight (rank, word, position, weight); the target is marked."""
-    order = sorted_order(weights)
-    ranks = all_ranks(weights)
+    order = top_targets(weights)
+    ranks = ranks_in_rows(weights, order)
     return {
-        t("glove.col_rank"): [int(ranks[i]) for i in order],
+        t("glove.col_rank"): [int(r) for r in ranks],
         t("glove.col_word"): [words[i] + (" ◀" if i == target_index else "") for i in order],
         t("glove.col_position"): [int(i) + 1 for i in order],
         t("glove.col_weight"): [float(weights[i]) for i in order],
@@ -121,7 +121,7 @@ def section_raw(t, words, X, qi: int, ti: int):
         st.markdown(t("glove.a_explain"))
     row = raw_weights(X, qi)
     if predict_then_reveal(t, S, 4, 3, key="glove_predict"):
-        order = sorted_order(row)
+        order = top_targets(row)
         st.markdown(t("glove.a_rank", target=md_escape(words[ti]), query=md_escape(words[qi]),
                       rank=int(ranks_in_rows(row, ti)), n=len(words), weight=f"{row[ti]:.4f}",
                       top=md_escape(words[order[0]]), top_weight=f"{row[order[0]]:.4f}"))
@@ -226,7 +226,7 @@ def section_cloud(t, words, X, qi: int) -> None:
                             title=t("glove.cloud_title", query=words[qi], mode=t(f"glove.mode_{mode}")),
                             weight_label=t("glove.weight"), query_label=t("glove.query_marker")),
                 key="glove_cloud_fig")
-    order = [i for i in sorted_order(weights) if i != qi][:3]
+    order = [i for i in top_targets(weights) if i != qi][:3]
     st.caption(t("glove.cloud_caption", n=len(words), var=f"{100 * explained.sum():.1f}",
                  top=", ".join(f"{md_escape(words[i])} {weights[i]:.4f}" for i in order)))
 
@@ -354,11 +354,11 @@ def section_train(t, kv, words, X, qi: int, ti: int) -> None:
     m2.metric(t("glove.acc_before"), f"{100 * acc_before:.1f} %")
     m3.metric(t("glove.acc_train"), f"{100 * accuracy(train_after, train_batch.answer):.1f} %")
     st.caption(t("glove.acc_caption", right=int(round(acc_after * held_batch.size)), n=held_batch.size))
-    ranks_after, ranks_before = answer_ranks(held_after, held_batch.answer), answer_ranks(held_before, held_batch.answer)
+    ranks_after, ranks_before = ranks_in_rows(held_after, held_batch.answer), ranks_in_rows(held_before, held_batch.answer)
     table = {
         t("glove.col_sentence"): [s.text for s in dataset.held_out],
         t("glove.col_answer"): [s.answer for s in dataset.held_out],
-        t("glove.col_top"): [s.tokens[int(sorted_order(r)[0])] for s, r in zip(dataset.held_out, held_after)],
+        t("glove.col_top"): [s.tokens[top_targets(r, 1)[0]] for s, r in zip(dataset.held_out, held_after)],
         t("glove.col_rank_before"): [int(r) for r in ranks_before],
         t("glove.col_rank_after"): [int(r) for r in ranks_after],
         t("glove.col_weight"): [float(r[s.answer_index]) for s, r in zip(dataset.held_out, held_after)],
