@@ -1,6 +1,6 @@
 """`python -m bench`: cold start, one student per page, cache misses, a guided class and N concurrent students.
 
-    .venv/bin/python -m bench --phases miss,guided,load         # issue 11's run (~10 minutes)
+    .venv/bin/python -m bench --phases miss,guided,load         # the targets' run (docs/performance.md)
     .venv/bin/python -m bench                                   # every phase
     .venv/bin/python -m bench --phases load --students 3 --duration 10   # a short check
     .venv/bin/python -m bench --pages scaling,glove --phases miss --miss-rounds 3
@@ -18,10 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
-import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -54,9 +50,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--cold-page", default="glove", help="url path of the page whose first run ends the cold start")
     ap.add_argument("--server-option", action="append", default=[], metavar="KEY=VALUE",
                     help="extra `streamlit run --KEY VALUE` for both servers, e.g. runner.postScriptGC=true")
-    ap.add_argument("--gc-freeze", action="store_true",
-                    help="experiment: start the servers with import-time objects frozen out of the GC "
-                         "(bench/frozen_launch.py)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as an error")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"), help="results folder (default bench/results)")
@@ -73,28 +66,6 @@ def _server_options(pairs: list[str]) -> dict[str, str]:
             raise SystemExit(f"--server-option needs KEY=VALUE, got {pair!r}")
         options[key.strip()] = value.strip()
     return options
-
-
-def _meta(args: argparse.Namespace, argv: list[str], options: dict[str, str]) -> dict:
-    import streamlit
-
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, timeout=5).stdout.strip() or "unknown"
-    except OSError:
-        commit = "unknown"
-    return {
-        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "command": "python -m bench " + " ".join(shlex.quote(a) for a in argv),
-        "cpus": os.cpu_count(),
-        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-        "python": platform.python_version(),
-        "streamlit": streamlit.__version__,
-        "commit": commit,
-        "server_options": options,
-        "gc_freeze": bool(getattr(args, "gc_freeze", False)),
-        "note": args.note,
-    }
 
 
 def _records(records) -> list[dict]:
@@ -133,15 +104,15 @@ def _pages(url: str, args) -> list[str]:
         raise SystemExit(str(exc)) from None
 
 
-def _fresh_app(options, args, log_path: Path) -> StreamlitServer:
-    return StreamlitServer(APP_SCRIPT, options=options, gc_freeze=args.gc_freeze, log_path=log_path)
+def _fresh_app(options, log_path: Path) -> StreamlitServer:
+    return StreamlitServer(APP_SCRIPT, options=options, log_path=log_path)
 
 
 def _miss_phase(options, args, out_dir: Path) -> dict:
     """Two fresh servers, presenter mode off and on, driven change by change with the same unseen values."""
     print("miss: one student, every lesson widget, unseen values, presenter off and on (two fresh servers)", flush=True)
-    with _fresh_app(options, args, out_dir / "server-miss-off.log") as off, \
-            _fresh_app(options, args, out_dir / "server-miss-on.log") as on:
+    with _fresh_app(options, out_dir / "server-miss-off.log") as off, \
+            _fresh_app(options, out_dir / "server-miss-on.log") as on:
         off.wait_healthy(timeout=90)
         on.wait_healthy(timeout=90)
         pages = _pages(off.url, args)
@@ -164,7 +135,7 @@ def _guided_phase(options, args, out_dir: Path) -> dict:
     steps = guided.load_steps(Path(args.guided_file))
     print(f"guided: {students} students follow bench/guided.toml, pauses {pause[0]:g}-{pause[1]:g} s (fresh server)",
           flush=True)
-    with _fresh_app(options, args, out_dir / "server-guided.log") as app:
+    with _fresh_app(options, out_dir / "server-guided.log") as app:
         app.wait_healthy(timeout=90)
         pages = _pages(app.url, args)
         raw = asyncio.run(guided.guided_class(app.url, pages, steps, students=students, pause_s=pause,
@@ -186,14 +157,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
     out_root = Path(args.out)
     out_dir = out_root / stamp
     out_dir.mkdir(parents=True, exist_ok=True)
-    results: dict = {"meta": _meta(args, argv, options), "cold_start": {}, "single_user": None, "miss": None,
-                     "guided": None, "concurrent": None}
+    results: dict = {"meta": report.run_meta("python -m bench", argv, options, args.note), "cold_start": {},
+                     "single_user": None, "miss": None, "guided": None, "concurrent": None}
 
     # 1. The framework's floor: an empty page, alone on its own server.
     if "cold" in phases or "single" in phases:
         print("empty page (bench/empty_app.py)", flush=True)
-        with StreamlitServer(EMPTY_SCRIPT, options=options, gc_freeze=args.gc_freeze,
-                             log_path=out_dir / "server-empty.log") as empty:
+        with StreamlitServer(EMPTY_SCRIPT, options=options, log_path=out_dir / "server-empty.log") as empty:
             results["cold_start"]["empty"] = asyncio.run(load.cold_start(empty.url, empty.started_at, ""))
             if "single" in phases:
                 floor = asyncio.run(_single_user_all(empty.url, [""], args, empty.memory, interactions=0))
@@ -201,7 +171,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         if "cold" not in phases:
             results["cold_start"] = {}
 
-    # 2. Cache misses (issue 11): one student, fresh servers, presenter off and on.
+    # 2. Cache misses: one student, fresh servers, presenter off and on.
     if "miss" in phases:
         results["miss"] = _miss_phase(options, args, out_dir)
     # 3. The guided class: everyone follows "What to try", on a fresh server.
@@ -213,8 +183,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
 
     # 4. The app: cold start, then each page alone, then the class with random widgets.
     print("app (streamlit_app.py)", flush=True)
-    with StreamlitServer(APP_SCRIPT, options=options, gc_freeze=args.gc_freeze,
-                         log_path=out_dir / "server-app.log") as app:
+    with StreamlitServer(APP_SCRIPT, options=options, log_path=out_dir / "server-app.log") as app:
         cold = asyncio.run(load.cold_start(app.url, app.started_at, args.cold_page))
         if "cold" in phases:
             results["cold_start"]["app"] = cold

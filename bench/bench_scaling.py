@@ -17,16 +17,13 @@ import platform
 
 import numpy as np
 
-from bench.timing import describe, timed
-
 from attention_core.scaling import (
     DIM_CHOICES, NEXT_WORD_SCORES, SAMPLE_COUNT, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, TEMPERATURE_CHOICES,
     density_histogram, normal_curve, prefix_weights, random_query_keys, sampling_sweep, score_sample, sweep_table,
     table_standard_errors,
 )
+from bench.timing import describe, timed
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation
-
-
 
 
 def main(argv: list[str] | None = None) -> None:

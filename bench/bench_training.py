@@ -5,7 +5,7 @@
 
 A training run happens when a learner presses "Train the head"; the page keeps the result in
 st.session_state, so this is the wait they see. Prints medians and spread, the held-out accuracy of
-the default setting over several seeds, and the rank distribution of "animal" over random projections.
+the default setting over several seeds, and the page's rank histogram of "animal" (random directions).
 Asserts nothing about time.
 """
 
@@ -19,18 +19,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from bench.timing import describe, timed
-
+from attention_core.attention import ranks_in_rows
 from attention_core.glove import embed, load_glove
-from attention_core.glove_rows import direction_ranks, projected_rows_over_seeds, rank_counts, rank_summary, ranks_in_rows, raw_row
+from attention_core.glove_rows import direction_ranks, rank_counts, rank_summary, raw_row
 from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.text import tokenize
 from attention_core.training import TrainSetting, accuracy, head_rows, train_head
+from bench.timing import describe, timed
 
 SENTENCE = "The animal didn't cross the street because it was too tired"  # the GloVe page's default
 N_SEEDS = 2000  # as ui/glove_sections.N_DRAWS
-
-
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,18 +66,13 @@ def main(argv: list[str] | None = None) -> None:
     raw = raw_row(X, qi)
     print(f"raw GloVe: rank of 'animal' in the row of 'it' = {int(ranks_in_rows(raw, ti))} of {len(words)} "
           f"(weight {raw[ti]:.4f})")
-    for d_k in (16, 50, 64):
-        print(describe(f"rank histogram, {N_SEEDS} seeds, d_k={d_k}",
-                       timed(lambda: projected_rows_over_seeds(X, qi, d_k, range(N_SEEDS)), args.repeats)))
-        counts = rank_counts(ranks_in_rows(projected_rows_over_seeds(X, qi, d_k, range(N_SEEDS)), ti), len(words))
-        s = rank_summary(counts)
-        print(f"  counts by rank 1..{len(words)}: {counts.tolist()}; mean rank {s['mean_rank']:.2f} "
-              f"(uniform {s['uniform_mean_rank']:.1f}), first {100 * s['top_share']:.1f} %, "
-              f"last {100 * s['bottom_share']:.1f} % (uniform {100 * s['uniform_share']:.1f} %)")
     print(describe(f"the page's histogram: {N_SEEDS} random directions (any query, any d_k)",
                    timed(lambda: direction_ranks(X, ti, N_SEEDS, 0), args.repeats)))
     counts = rank_counts(direction_ranks(X, ti, N_SEEDS, 0), len(words))
-    print(f"  counts by rank 1..{len(words)}: {counts.tolist()}; mean rank {rank_summary(counts)['mean_rank']:.2f}")
+    s = rank_summary(counts)
+    print(f"  counts by rank 1..{len(words)}: {counts.tolist()}; mean rank {s['mean_rank']:.2f} "
+          f"(uniform {s['uniform_mean_rank']:.1f}), first {100 * s['top_share']:.1f} %, "
+          f"last {100 * s['bottom_share']:.1f} % (uniform {100 * s['uniform_share']:.1f} %)")
 
 
 if __name__ == "__main__":

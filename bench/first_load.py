@@ -1,4 +1,4 @@
-"""First load in a real browser: how long a fresh tab waits until a page is fully drawn (issue 13 item 11).
+"""First load in a real browser: how long a fresh tab waits until a page is fully drawn.
 
     .venv/bin/python -m bench.first_load [--runs 5] [--pages home,causal] [--url http://127.0.0.1:8501]
 
@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.conftest import CHROMIUM_FLAGS, find_chromium, streamlit_server  # noqa: E402
+from bench.server import APP_SCRIPT, PRODUCTION_OPTIONS, StreamlitServer  # noqa: E402
+from tests.browser.conftest import CHROMIUM_FLAGS, find_chromium  # noqa: E402
 from tests.pages import PAGES  # noqa: E402
 
 SCRIPT_DONE = "() => !!document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\")"
@@ -76,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
             url = args.url.rstrip("/")
         else:
             log = Path(tempfile.mkdtemp()) / "streamlit.log"
-            url, _ = stack.enter_context(streamlit_server(log))
+            server = stack.enter_context(StreamlitServer(APP_SCRIPT, options=PRODUCTION_OPTIONS, log_path=log))
+            server.wait_healthy(timeout=90)
+            url = server.url
         pw = stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_FLAGS, headless=True)
         start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""The "guided class" (issue 11): N students follow each page's "What to try" steps together.
+"""The "guided class": N students follow each page's "What to try" steps together.
 
 The steps live in bench/guided.toml, keyed by widget key. The class goes page by page in the app's
 navigation order, as a teacher leads it: every student clicks the page in the sidebar (spread over
@@ -18,8 +18,9 @@ from pathlib import Path
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.load import page_label
+from bench.load import page_label, sample_memory
 from bench.protocol import StreamlitTab
+from bench.stats import fmt, kb, latency_summary
 from bench.widgets import Widget, _options
 
 GUIDED_FILE = Path(__file__).resolve().parent / "guided.toml"
@@ -163,8 +164,6 @@ async def guided_class(base_url: str, pages: list[str], steps: dict[str, list[St
                        pause_s: tuple[float, float] = (3.0, 8.0), stagger_s: float = 2.0, seed: int = 0,
                        timeout_s: float = 30.0, read_memory=None) -> dict:
     """The whole class, page after page; returns records, skipped steps and the pages without steps."""
-    from bench.load import sample_memory
-
     cfg = {"pause_s": pause_s, "stagger_s": stagger_s}
     records: list[GuidedRecord] = []
     skipped: list[dict] = []
@@ -198,8 +197,6 @@ async def guided_class(base_url: str, pages: list[str], steps: dict[str, list[St
 
 def guided_summary(raw: dict, long_actions: tuple[str, ...] = ()) -> dict:
     """Steps (widget changes; explicitly long actions apart) and page opens, per page and per step widget."""
-    from bench import report
-
     recs = raw["records"]
     all_steps = [r for r in recs if r["kind"] == "step"]
     steps = [r for r in all_steps if r["widget"] not in long_actions]
@@ -215,13 +212,13 @@ def guided_summary(raw: dict, long_actions: tuple[str, ...] = ()) -> dict:
         "students": raw["config"]["students"],
         "pause_s": raw["config"]["pause_s"],
         "wall_s": raw["wall_s"],
-        "steps": report.latency_summary(steps),
+        "steps": latency_summary(steps),
         "long_actions": list(long_actions),
-        "long_steps": report.latency_summary([r for r in all_steps if r["widget"] in long_actions]),
-        "navigations": report.latency_summary([r for r in recs if r["kind"] != "step"]),
-        "by_page": {p: report.latency_summary([r for r in steps if r["page"] == p])
+        "long_steps": latency_summary([r for r in all_steps if r["widget"] in long_actions]),
+        "navigations": latency_summary([r for r in recs if r["kind"] != "step"]),
+        "by_page": {p: latency_summary([r for r in steps if r["page"] == p])
                     for p in dict.fromkeys(r["page"] for r in steps)},
-        "by_widget": [{"page": p, "widget": w, **report.latency_summary(rs)} for (p, w), rs in by_step.items()],
+        "by_widget": [{"page": p, "widget": w, **latency_summary(rs)} for (p, w), rs in by_step.items()],
         "skipped": [{"page": p, "widget": w, "why": why, "students": n} for (p, w, why), n in skipped.items()],
         "pages_without_steps": raw["pages_without_steps"],
         "steps_for_missing_pages": raw["steps_for_missing_pages"],
@@ -231,9 +228,7 @@ def guided_summary(raw: dict, long_actions: tuple[str, ...] = ()) -> dict:
 
 
 def markdown(s: dict) -> list[str]:
-    from bench import report
-
-    f = report._fmt
+    f = fmt
     a, nav = s["steps"], s["navigations"]
     lines = ["", f"#### Guided class: {s['students']} students follow each page's \"What to try\" "
                  f"(bench/guided.toml, pauses {s['pause_s'][0]:g}-{s['pause_s'][1]:g} s, {s['wall_s']:.0f} s)", "",
@@ -244,7 +239,7 @@ def markdown(s: dict) -> list[str]:
         rows.insert(1, (f"long actions ({', '.join(s['long_actions'])})", s["long_steps"]))
     for name, x in rows:
         lines.append(f"| {name} | {x['n']} | {f(x['p50_ms'])} | {f(x['p95_ms'])} | {f(x['p99_ms'])} | {f(x['max_ms'])} "
-                     f"| {report._kb(x['bytes_mean'])} | {x['errors']} |")
+                     f"| {kb(x['bytes_mean'])} | {x['errors']} |")
     lines += ["", "| page | step widget | n | p50 (ms) | p95 (ms) | max (ms) |", "|---|---|---:|---:|---:|---:|"]
     for w in s["by_widget"]:
         name = w["widget"] + (" (long action)" if w["widget"] in s.get("long_actions", []) else "")

@@ -1,4 +1,4 @@
-"""The "miss" phase (issue 11): one student, every widget of every page, each changed to a value the server
+"""The "miss" phase: one student, every widget of every page, each changed to a value the server
 has not seen before, so every interaction is a cache miss of whatever the page computes from it.
 
 Two fresh servers side by side, one driven with presenter mode off and one with it on (`?presenter=true`):
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench import report
 from bench.load import page_label
 from bench.miss_report import summarize
 from bench.protocol import StreamlitTab
+from bench.stats import fmt
 from bench.widgets import Widget, _options
 
 PAUSE_S = 0.05  # the server finishes its post-run work before the next interaction's CPU reading
@@ -300,6 +300,6 @@ async def miss_passes(lanes: list[Lane], pages: list[str], *, per_widget: int, s
         for lane, n in zip(lanes, counts):
             s = summarize([r.__dict__ for r in lane.records[n:]])
             print(f"  {page_label(page):16s} presenter {lane.name:3s} {s['n']:3d} misses, "
-                  f"p50 {report._fmt(s['p50_ms'])} ms, p95 {report._fmt(s['p95_ms'])} ms, "
-                  f"CPU mean {report._fmt(s['cpu_ms_mean'])} ms, errors {s['errors']}", flush=True)
+                  f"p50 {fmt(s['p50_ms'])} ms, p95 {fmt(s['p95_ms'])} ms, "
+                  f"CPU mean {fmt(s['cpu_ms_mean'])} ms, errors {s['errors']}", flush=True)
     return {lane.name: {"records": [r.__dict__ for r in lane.records], "pages": lane.pages} for lane in lanes}

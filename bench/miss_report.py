@@ -3,7 +3,7 @@ ratios, the Markdown tables for the report, and the checks against the targets."
 
 from __future__ import annotations
 
-from bench import report
+from bench.stats import fmt, kb, mean, percentile, rounded
 
 
 def summarize(records: list[dict]) -> dict:
@@ -13,12 +13,12 @@ def summarize(records: list[dict]) -> dict:
     sizes = [r["bytes"] for r in records]
     return {
         "n": len(records),
-        "p50_ms": report._r(report.percentile(lat, 50)),
-        "p95_ms": report._r(report.percentile(lat, 95)),
-        "max_ms": report._r(max(lat)) if lat else None,
-        "cpu_ms_mean": report._r(sum(cpu) / len(cpu)) if cpu else None,
-        "cpu_ms_total": report._r(sum(cpu)) if cpu else None,
-        "bytes_mean": round(sum(sizes) / len(sizes)) if sizes else None,
+        "p50_ms": rounded(percentile(lat, 50)),
+        "p95_ms": rounded(percentile(lat, 95)),
+        "max_ms": rounded(max(lat)) if lat else None,
+        "cpu_ms_mean": rounded(mean(cpu)),
+        "cpu_ms_total": rounded(sum(cpu)) if cpu else None,
+        "bytes_mean": round(mean(sizes)) if sizes else None,
         "errors": sum(len(r["errors"]) for r in records),
         "fragment_runs": sum(bool(r.get("fragment")) for r in records),
     }
@@ -68,8 +68,8 @@ def presenter_ratios(off: list[dict], on: list[dict], long_actions: tuple[str, .
     both = [k for k in a if k in b and k[1] not in long_actions and not a[k]["errors"] and not b[k]["errors"]]
     cpu_off = sum(a[k]["cpu_ms"] or 0 for k in both)
     cpu_on = sum(b[k]["cpu_ms"] or 0 for k in both)
-    p50_off = report.percentile([a[k]["latency_ms"] for k in both], 50)
-    p50_on = report.percentile([b[k]["latency_ms"] for k in both], 50)
+    p50_off = percentile([a[k]["latency_ms"] for k in both], 50)
+    p50_on = percentile([b[k]["latency_ms"] for k in both], 50)
     only = lambda x, y: sorted({f"{k[0]} {k[1]}" for k in x if k not in y})  # noqa: E731
     return {
         "presenter_pairs": len(both),
@@ -81,7 +81,7 @@ def presenter_ratios(off: list[dict], on: list[dict], long_actions: tuple[str, .
 
 
 def markdown(summary: dict) -> list[str]:
-    f, kb = report._fmt, report._kb
+    f = fmt
     lines = ["", "#### One student, a cache miss per interaction (every lesson widget, presenter mode off / on)", "",
              "Each change sends a value the server has not seen; two fresh servers, presenter off and on, get the same "
              "change one after the other (alternating which goes first). "

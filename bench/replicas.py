@@ -1,25 +1,23 @@
-"""`python -m bench.replicas`: two replicas behind a load balancer with sticky sessions, checked under load.
+"""`python -m bench.replicas`: two replicas behind HAProxy with sticky sessions, checked under load.
 
     .venv/bin/python -m bench.replicas                        # HAProxy, 40 students, 60 s per phase
     .venv/bin/python -m bench.replicas --students 4 --duration 10
     .venv/bin/python -m bench.replicas --no-sticky --no-baseline --duration 20   # control: must FAIL
-    .venv/bin/python -m bench.replicas --balancer nginx       # the older deploy/nginx.conf, to compare
 
 It starts two `streamlit run streamlit_app.py` on loopback ports with one shared
-STREAMLIT_SERVER_COOKIE_SECRET, and the balancer with the project's own config file, rewritten only where
-it names hosts: HAProxy (Debian package; `apt-get install -y haproxy`) runs deploy/haproxy.cfg (servers,
-bind line, log to stdout, an `X-Upstream` response header), nginx runs deploy/nginx.conf (the lines
-marked `# replica`, the listen line, log and pid paths, `X-Upstream: $upstream_addr`). Then:
+STREAMLIT_SERVER_COOKIE_SECRET, and HAProxy (Debian package; `apt-get install -y haproxy`) with the project's
+own deploy/haproxy.cfg, rewritten only where it names hosts (servers, bind line, log to stdout, an
+`X-Upstream` response header). Then:
 
 1. warm-up: every page once on each replica (their caches are per process);
 2. baseline (unless --no-baseline): the load generator against replica 1 directly;
-3. the same load through the balancer, where each student first GETs its page (the browser's first
+3. the same load through HAProxy, where each student first GETs its page (the browser's first
    request, which sets the routing cookie), opens the websocket with that cookie, and halfway through
    drops the websocket and resumes its session, as the frontend does after a network blip.
 
 It reports, per student, the replica that answered the GET, the first websocket and the reconnect
 (X-Upstream), whether the reconnect resumed the same Streamlit session (same session id in
-new_session), how new sessions were split, what the balancer's log says about the cookie, each
+new_session), how new sessions were split, what HAProxy's log says about the cookie, each
 replica's /_stcore/metrics session counters, errors, and the throughput against the single replica.
 The check (exit code 0) needs every student to stay on one replica and every reconnect to resume its
 session, a split no worse than 45/55, and no errors.
@@ -39,12 +37,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench import load, report
-from bench.balancers import HAProxy, Nginx
+from bench.balancers import HAProxy
 from bench.protocol import StreamlitTab
 from bench.server import APP_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer, session_metrics
+from bench.stats import fmt
 
 SPLIT_LIMIT = 0.55  # new sessions: no replica gets more than 55 %
-TARGET_P95_MS = 300.0  # issue 11: 40 students on two replicas (reported; the exit code is the sticky check)
+TARGET_P95_MS = 300.0  # 40 students on two replicas (reported; the exit code is the sticky check)
 
 
 async def warm_up(url: str, pages: list[str]) -> None:
@@ -80,12 +79,10 @@ def stickiness(raw: dict) -> dict:
 
 
 def _cookie_routed(log: dict, st: dict) -> bool:
-    """HAProxy only: at least one request per websocket and reconnect routed by a valid cookie (V), and no
-    request whose cookie was invalid, expired, for a server that is down, or ignored. (With least
-    connections alone a reconnect often lands on its replica by chance, right after its socket closed.)"""
-    flags = log.get("request_cookie")
-    if flags is None:
-        return True  # nginx: no such log field
+    """At least one request per websocket and reconnect routed by a valid cookie (V), and no request whose cookie
+    was invalid, expired, for a server that is down, or ignored. (With least connections alone a reconnect often
+    lands on its replica by chance, right after its socket closed.)"""
+    flags = log["request_cookie"]
     return flags.get("V", 0) >= st["students"] + st["reconnects"] and not any(flags.get(f) for f in "IDEOU")
 
 
@@ -94,24 +91,19 @@ def verdict(res: dict, students: int, replicas: int = 2) -> dict[str, bool]:
     st, lb = res["stickiness"], res["through_balancer"]
     share = st["largest_share"]
     log = res["balancer_log"]
-    checks = {
+    return {
         "every student stayed on one replica": st["stayed"] == st["students"] == students,
         "every student reconnected once and resumed its session": st["reconnects"] == students == st["resumed"],
         f"new sessions split no worse than {round(100 * (1 - SPLIT_LIMIT))}/{round(100 * SPLIT_LIMIT)}":
             share is not None and len(st["sessions_per_replica"]) == replicas and share <= SPLIT_LIMIT,
         "no errors": lb["errors"] == 0 and res["meta"]["server_tracebacks"] == 0,
+        "the cookie chose the replica for every websocket and reconnect (HAProxy log: flag V)": _cookie_routed(log, st),
     }
-    if "routes_on_two_replicas" in log:
-        checks["no routing cookie served by two replicas (nginx log)"] = not log["routes_on_two_replicas"]
-    if "request_cookie" in log:
-        checks["the cookie chose the replica for every websocket and reconnect (HAProxy log: flag V)"] = \
-            _cookie_routed(log, st)
-    return checks
 
 
 def markdown(res: dict) -> str:
     st, base, lb = res["stickiness"], res.get("single_replica"), res["through_balancer"]
-    name = res["meta"]["balancer"]
+    name = "HAProxy"
     lines = [f"### Replicas behind {name}, {res['meta']['started']}" + (" (NO sticky sessions: control run)" if res["meta"].get("no_sticky") else ""), "",
              f"`{res['meta']['command']}` on {res['meta']['cpus']} CPUs (load average {res['meta']['loadavg']} at start).",
              ""]
@@ -123,11 +115,11 @@ def markdown(res: dict) -> str:
         if not s:
             continue
         a = s["interactions"]
-        lines.append(f"| {label} | {s['students']} | {s['runs']} | {report._fmt(s['runs_per_s'], 2)} "
-                     f"| {report._fmt(a['p50_ms'])} | {report._fmt(a['p95_ms'])} | {report._fmt(a['p99_ms'])} | {s['errors']} |")
+        lines.append(f"| {label} | {s['students']} | {s['runs']} | {fmt(s['runs_per_s'], 2)} "
+                     f"| {fmt(a['p50_ms'])} | {fmt(a['p95_ms'])} | {fmt(a['p99_ms'])} | {s['errors']} |")
     if base:
         ratio = (lb["runs_per_s"] / base["runs_per_s"]) if base["runs_per_s"] else None
-        lines += ["", f"Throughput through {name} / one replica: {report._fmt(ratio, 2)}x "
+        lines += ["", f"Throughput through {name} / one replica: {fmt(ratio, 2)}x "
                       f"(students pace themselves at ~1 interaction/s, so this only exceeds 1 once one replica saturates)."]
     log = res["balancer_log"]
     lines += ["", "Sticky sessions:", "",
@@ -135,14 +127,10 @@ def markdown(res: dict) -> str:
               f"and the reconnect; {st['resumed']} of {st['reconnects']} reconnects resumed the same Streamlit session.",
               f"- New sessions per replica (first websocket): "
               + ", ".join(f"{k}: {v}" for k, v in sorted(st["sessions_per_replica"].items()))
-              + f" (largest share {report._fmt(st['largest_share'], 3)})."]
-    if "request_cookie" in log:
-        lines.append(f"- HAProxy log: requests per server {dict(sorted(log['requests_per_server'].items()))}; "
-                     f"request cookie flags {log['request_cookie']} (V = the cookie chose the server, N = none yet), "
-                     f"response cookie flags {log['response_cookie']} (I = inserted).")
-    if "routes_in_log" in log:
-        lines.append(f"- nginx access log: {log['routes_in_log']} route cookies, "
-                     f"{len(log['routes_on_two_replicas'])} of them served by more than one replica.")
+              + f" (largest share {fmt(st['largest_share'], 3)})."]
+    lines.append(f"- HAProxy log: requests per server {dict(sorted(log['requests_per_server'].items()))}; "
+                 f"request cookie flags {log['request_cookie']} (V = the cookie chose the server, N = none yet), "
+                 f"response cookie flags {log['response_cookie']} (I = inserted).")
     lines.append("- Replica /_stcore/metrics after the run: "
                  + "; ".join(f"{u}: " + ", ".join(f"{k} {v:g}" for k, v in m.items()) for u, m in res["replica_metrics"].items())
                  + ".")
@@ -150,7 +138,7 @@ def markdown(res: dict) -> str:
     lines += [f"| {k} | {'pass' if ok else 'FAIL'} |" for k, ok in res["checks"].items()]
     lines += ["", f"**Replica check: {'PASS' if res['ok'] else 'FAIL'}.**"]
     for t in res.get("targets", []):
-        lines += ["", f"Target: {t['target']}: measured {report._fmt(t['value'])} ms, "
+        lines += ["", f"Target: {t['target']}: measured {fmt(t['value'])} ms, "
                       f"{'pass' if t['ok'] else 'FAIL'}."]
     return "\n".join(lines) + "\n"
 
@@ -158,7 +146,7 @@ def markdown(res: dict) -> str:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=40)
-    ap.add_argument("--duration", type=float, default=60.0, help="seconds per phase (baseline, then nginx)")
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds per phase (baseline, then HAProxy)")
     ap.add_argument("--think", type=float, default=1.0)
     ap.add_argument("--ramp", type=float, default=5.0)
     ap.add_argument("--pages", default="", help="comma-separated url paths (default: all)")
@@ -166,11 +154,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--note", default="")
-    ap.add_argument("--balancer", choices=("haproxy", "nginx"), default="haproxy",
-                    help="haproxy: deploy/haproxy.cfg (default); nginx: deploy/nginx.conf")
     ap.add_argument("--no-sticky", action="store_true",
-                    help="negative control: no routing cookie (HAProxy: least connections only; nginx: round robin); "
-                         "the check must then fail")
+                    help="negative control: no routing cookie (least connections only); the check must then fail")
     ap.add_argument("--no-baseline", action="store_true", help="skip the single-replica baseline phase")
     return ap.parse_args(argv)
 
@@ -182,18 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     out_root = Path(args.out)
     out_dir = out_root / f"{stamp}-replicas"
     out_dir.mkdir(parents=True, exist_ok=True)
-    from bench.__main__ import _meta, _records
-
-    meta = _meta(args, argv, PRODUCTION_OPTIONS)
-    meta["command"] = meta["command"].replace("python -m bench ", "python -m bench.replicas ", 1)
+    meta = report.run_meta("python -m bench.replicas", argv, PRODUCTION_OPTIONS, args.note)
     meta["no_sticky"] = args.no_sticky
-    meta["balancer"] = "HAProxy" if args.balancer == "haproxy" else "nginx"
     env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # one secret shared by all replicas
     replicas = [StreamlitServer(APP_SCRIPT, options=PRODUCTION_OPTIONS, env=env, log_path=out_dir / f"server-{i + 1}.log")
                 for i in range(2)]
-    balancer_cls = HAProxy if args.balancer == "haproxy" else Nginx
     base_raw = None
-    with tempfile.TemporaryDirectory(prefix=f"bench-{args.balancer}-") as tmp, replicas[0], replicas[1]:
+    with tempfile.TemporaryDirectory(prefix="bench-haproxy-") as tmp, replicas[0], replicas[1]:
         for r in replicas:
             r.wait_healthy()
         all_pages = asyncio.run(load.discover_pages(replicas[0].url))
@@ -207,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_baseline:
             print(f"baseline: {args.students} students on replica 1 for {args.duration:g} s", flush=True)
             base_raw = asyncio.run(load.concurrent_students(replicas[0].url, load.LoadConfig(**cfg), replicas[0].memory))
-        with balancer_cls([f"127.0.0.1:{r.port}" for r in replicas], Path(tmp), sticky=not args.no_sticky) as lb:
+        with HAProxy([f"127.0.0.1:{r.port}" for r in replicas], Path(tmp), sticky=not args.no_sticky) as lb:
             before = {f"127.0.0.1:{r.port}": session_metrics(r.url) for r in replicas}
             print(f"through {lb.name} {lb.url}: {args.students} students for {args.duration:g} s, "
                   f"reconnecting after {args.duration / 2:g} s", flush=True)
@@ -220,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         tracebacks = sum(r.log_tracebacks() for r in replicas)
     for raw in (base_raw, lb_raw):
         if raw:
-            raw["records"] = _records(raw["records"])
+            raw["records"] = [r.__dict__ for r in raw["records"]]
     metrics = {u: {k: after[u].get(k, 0) - (0 if k == "active_sessions" else before[u].get(k, 0)) for k in after[u]}
                for u in after}
     res = {

@@ -1,24 +1,29 @@
-"""Numbers out of run records: percentiles, per-page summaries, target checks, JSON and Markdown."""
+"""The run report of `python -m bench`: the targets, per-page and class summaries, target checks, JSON and Markdown."""
 
 from __future__ import annotations
 
 import json
-import math
+import os
+import platform
+import shlex
+import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
-KB = 1000  # sizes are reported in kB (1000 bytes), as the targets are written
+from bench import guided, miss_report
+from bench.server import ROOT
+from bench.stats import KB, error_counts, fmt, kb, latency_summary, mean, rounded
 
-# Issue 7's targets (2 cores, one server process).
+# On 2 cores, one server process: a rerun, the bytes of an interaction, the cold start.
 TARGET_RERUN_P95_MS = 60.0
 TARGET_RERUN_VS_EMPTY = 2.0
 TARGET_BYTES_PER_INTERACTION = 200 * KB
+TARGET_COLD_START_S = 3.0
+# The class on one process (two replicas: bench.replicas), a cache miss, a guided class.
 TARGET_LOAD_STUDENTS = 40
 TARGET_LOAD_DURATION_S = 60.0
 TARGET_LOAD_RSS_MB = 600.0
-TARGET_COLD_START_S = 3.0
-# Issue 11's targets (2 cores): one process under 40 random students (was 300 ms in issue 7, for one
-# process: issue 11 moved 300 ms to two replicas, bench.replicas), a cache miss, a guided class.
 TARGET_LOAD_P95_MS = 1000.0
 TARGET_MISS_P95_MS = 150.0
 TARGET_PRESENTER_RATIO = 1.2
@@ -26,38 +31,26 @@ TARGET_LONG_ACTION_MS = 2000.0
 TARGET_GUIDED_P95_MS = 150.0
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (0..100) with linear interpolation between ranks; nan for no values."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def run_meta(prog: str, argv: list[str], options: dict[str, str], note: str = "") -> dict:
+    """What a report says about its run: when, the command, the machine, the versions, the commit."""
+    import streamlit
 
-
-def _r(x: float, digits: int = 1) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
-
-
-def latency_summary(records: list[dict]) -> dict:
-    lat = [r["latency_ms"] for r in records if not r["errors"]]
-    sizes = [r["bytes"] for r in records]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=5).stdout.strip() or "unknown"
+    except OSError:
+        commit = "unknown"
     return {
-        "n": len(records),
-        "p50_ms": _r(percentile(lat, 50)),
-        "p95_ms": _r(percentile(lat, 95)),
-        "p99_ms": _r(percentile(lat, 99)),
-        "max_ms": _r(max(lat)) if lat else None,
-        "bytes_mean": round(sum(sizes) / len(sizes)) if sizes else None,
-        "bytes_max": max(sizes) if sizes else None,
-        "errors": sum(len(r["errors"]) for r in records),
-        "error_alerts": sum(r["error_alerts"] for r in records),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "command": " ".join([prog, *(shlex.quote(a) for a in argv)]),
+        "cpus": os.cpu_count(),
+        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": platform.python_version(),
+        "streamlit": streamlit.__version__,
+        "commit": commit,
+        "server_options": options,
+        "note": note,
     }
-
-
-def error_counts(records: list[dict]) -> dict[str, int]:
-    return dict(Counter(e.split(" (")[0] for r in records for e in r["errors"]))
 
 
 def page_summary(records: list[dict]) -> dict:
@@ -99,7 +92,7 @@ def load_summary(load: dict) -> dict:
         "rss_start_mb": rss[0] if rss else None,
         "rss_max_mb": max(rss) if rss else None,
         "rss_end_mb": rss[-1] if rss else None,
-        "server_cpu_pct_mean": round(sum(cpu) / len(cpu)) if cpu else None,
+        "server_cpu_pct_mean": round(mean(cpu)) if cpu else None,
         "generator_cpu_s": load.get("generator_cpu_s"),
         "wall_s": load.get("wall_s"),
         "memory": load["memory"],
@@ -107,7 +100,7 @@ def load_summary(load: dict) -> dict:
 
 
 def check_targets(results: dict) -> list[dict]:
-    """Issue 7's targets against what this run measured (`ok` is None where it was not measured)."""
+    """The targets against what this run measured (`ok` is None where it was not measured)."""
     checks = []
     single = results.get("single_user") or {}
     empty_p95 = ((single.get("empty") or {}).get("rerun") or {}).get("p95_ms")
@@ -115,7 +108,7 @@ def check_targets(results: dict) -> list[dict]:
         p95 = s["rerun"]["p95_ms"]
         limit = TARGET_RERUN_P95_MS if empty_p95 is None else min(TARGET_RERUN_P95_MS, TARGET_RERUN_VS_EMPTY * empty_p95)
         checks.append({"target": f"{page}: rerun p95 <= min(60 ms, 2x empty)", "value": p95,
-                       "limit": _r(limit), "ok": None if p95 is None else p95 <= limit})
+                       "limit": rounded(limit), "ok": None if p95 is None else p95 <= limit})
         sizes = [x for x in (s["rerun"]["bytes_max"], s["widget"]["bytes_max"]) if x is not None]
         biggest = max(sizes) if sizes else None
         checks.append({"target": f"{page}: bytes per interaction <= 200 kB", "value": biggest,
@@ -134,12 +127,8 @@ def check_targets(results: dict) -> list[dict]:
                        "limit": TARGET_LOAD_RSS_MB,
                        "ok": None if load["rss_max_mb"] is None or not full else load["rss_max_mb"] <= TARGET_LOAD_RSS_MB})
     if results.get("miss"):
-        from bench import miss_report
-
         checks += miss_report.check(results["miss"], TARGET_MISS_P95_MS, TARGET_PRESENTER_RATIO, TARGET_LONG_ACTION_MS)
     if results.get("guided"):
-        from bench import guided
-
         checks += guided.check(results["guided"], TARGET_GUIDED_P95_MS)
     cold = (results.get("cold_start") or {}).get("app")
     if cold:
@@ -152,16 +141,6 @@ def check_targets(results: dict) -> list[dict]:
 
 # --- Markdown ---------------------------------------------------------------------------------------
 
-def _fmt(x, digits: int = 1) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
-
-
-def _kb(n) -> str:
-    return "–" if n is None else f"{n / KB:.1f}"
-
-
 def _mark(ok) -> str:
     return {True: "pass", False: "FAIL", None: "not measured at target scale"}[ok]
 
@@ -173,8 +152,6 @@ def markdown(results: dict) -> str:
                  f"Python {meta['python']}, Streamlit {meta['streamlit']}, commit {meta['commit']}.")
     if meta.get("server_options"):
         lines.append("Server options: " + ", ".join(f"`{k}={v}`" for k, v in meta["server_options"].items()) + ".")
-    if meta.get("gc_freeze"):
-        lines.append("Servers started through bench/frozen_launch.py (import-time objects frozen out of the GC).")
     if meta.get("note"):
         lines += ["", f"**{meta['note']}**"]
     cold = results.get("cold_start") or {}
@@ -203,17 +180,13 @@ def markdown(results: dict) -> str:
             rss = s.get("rss_mb")
             rss_text = f"{rss['before']:.0f} / {rss['peak']:.0f} / {rss['after']:.0f}" if rss else "–"
             lines.append(
-                f"| {name} | {_fmt(s['open_ms'])} | {_kb(s['open_bytes'])} | {_fmt(s['rerun']['p50_ms'])} "
-                f"| {_fmt(s['rerun']['p95_ms'])} | {_fmt(ratio, 2)} | {_kb(s['rerun']['bytes_mean'])} "
-                f"| {s['widget']['n']} | {_fmt(s['widget']['p50_ms'])} | {_fmt(s['widget']['p95_ms'])} "
-                f"| {_kb(s['widget']['bytes_mean'])} / {_kb(s['widget']['bytes_max'])} | {rss_text} | {errors} |")
+                f"| {name} | {fmt(s['open_ms'])} | {kb(s['open_bytes'])} | {fmt(s['rerun']['p50_ms'])} "
+                f"| {fmt(s['rerun']['p95_ms'])} | {fmt(ratio, 2)} | {kb(s['rerun']['bytes_mean'])} "
+                f"| {s['widget']['n']} | {fmt(s['widget']['p50_ms'])} | {fmt(s['widget']['p95_ms'])} "
+                f"| {kb(s['widget']['bytes_mean'])} / {kb(s['widget']['bytes_max'])} | {rss_text} | {errors} |")
     if results.get("miss"):
-        from bench import miss_report
-
         lines += miss_report.markdown(results["miss"])
     if results.get("guided"):
-        from bench import guided
-
         lines += guided.markdown(results["guided"])
     load = results.get("concurrent")
     if load:
@@ -224,15 +197,15 @@ def markdown(results: dict) -> str:
                   "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         a = load["interactions"]
         kinds = ", ".join(f"{k} x{v}" for k, v in load["error_kinds"].items())
-        lines.append(f"| {load['runs']} | {_fmt(load['runs_per_s'], 2)} | {_fmt(a['p50_ms'])} | {_fmt(a['p95_ms'])} "
-                     f"| {_fmt(a['p99_ms'])} | {_fmt(a['max_ms'])} | {_kb(a['bytes_mean'])} "
+        lines.append(f"| {load['runs']} | {fmt(load['runs_per_s'], 2)} | {fmt(a['p50_ms'])} | {fmt(a['p95_ms'])} "
+                     f"| {fmt(a['p99_ms'])} | {fmt(a['max_ms'])} | {kb(a['bytes_mean'])} "
                      f"| {load['errors']}{' (' + kinds + ')' if kinds else ''} "
-                     f"| {_fmt(load['rss_start_mb'])} / {_fmt(load['rss_max_mb'])} / {_fmt(load['rss_end_mb'])} |")
+                     f"| {fmt(load['rss_start_mb'])} / {fmt(load['rss_max_mb'])} / {fmt(load['rss_end_mb'])} |")
         lines += ["", "Under load, per page (interactions only):", "",
                   "| page | n | p50 (ms) | p95 (ms) | p99 (ms) | kB mean | errors |", "|---|---:|---:|---:|---:|---:|---:|"]
         for page, s in load["by_page"].items():
-            lines.append(f"| {page} | {s['n']} | {_fmt(s['p50_ms'])} | {_fmt(s['p95_ms'])} | {_fmt(s['p99_ms'])} "
-                         f"| {_kb(s['bytes_mean'])} | {s['errors']} |")
+            lines.append(f"| {page} | {s['n']} | {fmt(s['p50_ms'])} | {fmt(s['p95_ms'])} | {fmt(s['p99_ms'])} "
+                         f"| {kb(s['bytes_mean'])} | {s['errors']} |")
         mem = load["memory"]
         if mem:
             step = max(1, len(mem) // 12)
@@ -248,8 +221,8 @@ def markdown(results: dict) -> str:
             value, limit = c["value"], c["limit"]
             if "bytes" in c["target"]:
                 value, limit = (None if value is None else f"{value / KB:.1f} kB"), f"{limit / KB:.0f} kB"
-            lines.append(f"| {c['target']} | {_fmt(value, 2) if isinstance(value, float) else _fmt(value)} "
-                         f"| {_fmt(limit)} | {_mark(c['ok'])} |")
+            lines.append(f"| {c['target']} | {fmt(value, 2) if isinstance(value, float) else fmt(value)} "
+                         f"| {fmt(limit)} | {_mark(c['ok'])} |")
     return "\n".join(lines) + "\n"
 
 

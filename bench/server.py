@@ -1,4 +1,4 @@
-"""Start and watch `streamlit run` servers on loopback ports for the benchmarks.
+"""Start and watch `streamlit run` servers on loopback ports: the one launcher of the benchmarks and the browser tests.
 
 Each server is one `python -m streamlit run` process (no shell in between), so its pid is the
 server's pid and /proc/<pid>/status gives its memory. Output goes to a log file that the report
@@ -20,13 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 APP_SCRIPT = "streamlit_app.py"
 EMPTY_SCRIPT = "bench/empty_app.py"
-# What the Dockerfile sets on top of .streamlit/config.toml for production: no file watcher (it
-# watches the whole repo, and under write bursts spends CPU on inotify overflows). The benchmarks
-# measure that configuration; --server-option server.fileWatcherType=auto measures the dev one.
+# What the Dockerfile sets on top of .streamlit/config.toml for production, so the benchmarks measure that: no file
+# watcher (it watches the whole repo and spends CPU on inotify overflows under write bursts) ...
 PRODUCTION_OPTIONS = {"server.fileWatcherType": "none"}
-# ... and the environment it sets: at most 2 glibc malloc arenas. Streamlit runs each session's script in a thread of
-# its own, and glibc gives threads up to 8 arenas per core, each keeping freed memory: with 40 students the server's
-# RSS peaked at 587-630 MB, with 2 arenas at 476 MB (docs/performance.md).
+# ... and at most 2 glibc malloc arenas: each session's script thread would otherwise get arenas that keep freed memory.
 PRODUCTION_ENV = {"MALLOC_ARENA_MAX": "2"}
 
 
@@ -82,14 +79,17 @@ def session_metrics(base_url: str) -> dict[str, float]:
 
 @dataclass
 class StreamlitServer:
-    """One `streamlit run <script>` on 127.0.0.1:<port>. Use as a context manager."""
+    """One `streamlit run <script>` on 127.0.0.1:<port>. Use as a context manager.
+
+    ``launcher`` replaces `python -m streamlit` (e.g. a `python -c` wrapper that watches the server's threads).
+    """
 
     script: str = APP_SCRIPT
     port: int = 0
     options: dict[str, str] = field(default_factory=dict)  # extra --section.key value options
     env: dict[str, str] = field(default_factory=dict)
     log_path: Path | None = None
-    gc_freeze: bool = False  # start through bench/frozen_launch.py (import-time objects frozen)
+    launcher: tuple[str, ...] = ()  # () = `python -m streamlit`
     proc: subprocess.Popen | None = None
     started_at: float = 0.0  # time.perf_counter() just before the process was spawned
 
@@ -102,8 +102,7 @@ class StreamlitServer:
         return self.proc.pid if self.proc else 0
 
     def command(self) -> list[str]:
-        launcher = "bench.frozen_launch" if self.gc_freeze else "streamlit"
-        cmd = [sys.executable, "-m", launcher, "run", self.script,
+        cmd = [*(self.launcher or (sys.executable, "-m", "streamlit")), "run", self.script,
                "--server.port", str(self.port), "--server.address", "127.0.0.1",
                "--server.headless", "true", "--browser.gatherUsageStats", "false"]
         for key, value in self.options.items():

@@ -1,5 +1,5 @@
-"""The harness logic of issue 11 that needs no server: unseen values (miss phase), guided steps, the HAProxy
-config and the replica check. No timing is asserted here."""
+"""The harness logic that needs no server: unseen values (miss phase), guided steps, the HAProxy config and the
+replica check, and how the harness's modules depend on each other. No timing is asserted here."""
 
 from __future__ import annotations
 
@@ -225,7 +225,7 @@ def _session(i, http, ws, resumed=True, same_session=True):
 
 def _res(sessions, errors=0):
     return {"stickiness": replicas.stickiness({"sessions": sessions}), "through_balancer": {"errors": errors},
-            "balancer_log": {}, "meta": {"server_tracebacks": 0}}
+            "balancer_log": {"request_cookie": {"N": 40, "V": 80}}, "meta": {"server_tracebacks": 0}}
 
 
 def test_the_replica_check_passes_only_when_every_session_stays_and_the_split_is_even():
@@ -237,8 +237,6 @@ def test_the_replica_check_passes_only_when_every_session_stays_and_the_split_is
     uneven = [_session(i, "r0" if i < 28 else "r1", ["r0" if i < 28 else "r1"] * 2) for i in range(40)]
     assert replicas.verdict(_res(uneven), 40)["new sessions split no worse than 45/55"] is False
     assert replicas.verdict(_res(good, errors=1), 40)["no errors"] is False
-    routed = {**_res(good), "balancer_log": {"request_cookie": {"N": 40, "V": 80}}}
-    assert all(replicas.verdict(routed, 40).values())
     by_chance = {**_res(good), "balancer_log": {"request_cookie": {"-": 120}}}  # no cookie: leastconn alone
     assert not replicas.verdict(by_chance, 40)["the cookie chose the replica for every websocket and reconnect "
                                                 "(HAProxy log: flag V)"]
@@ -272,3 +270,21 @@ def test_the_benchmarks_run_the_server_as_the_dockerfile_does():
         section, option = key.split(".")
         snake = "".join("_" + c if c.isupper() else c.upper() for c in option)
         assert f"STREAMLIT_{section.upper()}_{snake}={value}" in dockerfile
+
+
+def test_the_phase_reports_do_not_import_the_run_report():
+    """report -> guided, miss_report -> stats, never back: the import graph of bench/ has no circle."""
+    import ast
+
+    def imports(module: str) -> set[str]:
+        tree = ast.parse((ROOT / "bench" / f"{module}.py").read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bench"):
+                found |= {f"{node.module}.{a.name}" if node.module == "bench" else node.module for a in node.names}
+        return found
+
+    assert imports("stats") == set()
+    for module in ("guided", "miss_report", "miss", "load", "protocol", "widgets"):
+        assert "bench.report" not in imports(module), module
+    assert {"bench.guided", "bench.miss_report"} <= imports("report")

@@ -6,7 +6,7 @@ Two real `streamlit run` servers on free loopback ports:
 - a small fixture app with one widget of every kind the generator drives, a form and a second page:
   every value the generator sends is the value the script receives (the script echoes its
   session state), navigation keeps the session, and a reconnect resumes it.
-The pure parts (percentiles, the nginx rewrite) are checked without a server.
+The pure parts (percentiles, the launcher's command) are checked without a server.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from bench import load, report
+from bench import load, report, stats
 from bench.protocol import StreamlitTab
-from bench.balancers import NGINX_TEMPLATE, UPSTREAM_HEADER, nginx_config
 from bench.server import APP_SCRIPT, PRODUCTION_OPTIONS, StreamlitServer
 
 FIXTURE_APP = '''
@@ -292,22 +292,23 @@ def test_every_widget_kind_reaches_the_script_with_the_value_sent(fixture_server
 # --- the pure parts -----------------------------------------------------------------------------------
 
 def test_percentile_interpolates_between_ranks():
-    assert report.percentile([1, 2, 3, 4], 50) == 2.5
-    assert report.percentile([5.0], 95) == 5.0
-    assert report.percentile(list(range(101)), 95) == 95
+    assert stats.percentile([1, 2, 3, 4], 50) == 2.5
+    assert stats.percentile([5.0], 95) == 5.0 and stats.percentile([], 95) is None
+    assert stats.percentile(list(range(101)), 95) == 95
+    values = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
+    for q in (5, 50, 95, 99):  # numpy's default method is the same linear interpolation between ranks
+        assert stats.percentile(values, q) == pytest.approx(np.percentile(values, q))
 
 
-def test_nginx_config_is_the_deploy_file_on_loopback(tmp_path: Path):
-    conf = nginx_config(NGINX_TEMPLATE.read_text(), ["127.0.0.1:1001", "127.0.0.1:1002"], 8080, tmp_path)
-    assert "server 127.0.0.1:1001;" in conf and "server 127.0.0.1:1002;" in conf and "app-1" not in conf
-    assert "listen 127.0.0.1:8080;" in conf and UPSTREAM_HEADER in conf
-    assert "hash $st_route consistent;" in conf
-    assert 'proxy_set_header Connection "upgrade";' in conf and "proxy_read_timeout 86400s;" in conf
-    plain = nginx_config(NGINX_TEMPLATE.read_text(), ["127.0.0.1:1001"], 8080, tmp_path, sticky=False)
-    assert "hash $st_route" not in plain
+def test_the_launcher_replaces_python_m_streamlit_and_keeps_the_options():
+    default = StreamlitServer("app.py", port=1234, options={"server.fileWatcherType": "none"}).command()
+    assert default[1:5] == ["-m", "streamlit", "run", "app.py"]
+    assert default[-2:] == ["--server.fileWatcherType", "none"] and "1234" in default
+    wrapped = StreamlitServer("app.py", port=1234, launcher=("python3", "-c", "code")).command()
+    assert wrapped[:5] == ["python3", "-c", "code", "run", "app.py"]
 
 
-# --- issue 11's phases against the fixture app (no timing asserted) ------------------------------------
+# --- the miss and guided phases against the fixture app (no timing asserted) ------------------------------------
 
 def test_the_miss_phase_drives_every_widget_to_new_values(fixture_server):
     from bench import miss

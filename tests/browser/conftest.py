@@ -59,27 +59,16 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> Non
 
 @contextlib.contextmanager
 def streamlit_server(log_path: Path, launcher: list[str] | None = None, extra: tuple[str, ...] = ()):
-    """Run `streamlit run streamlit_app.py` on a free loopback port (``launcher`` replaces `python -m streamlit`);
-    yields (base URL, process) once /_stcore/health answers, and stops the server afterwards."""
-    port = free_port()
-    log = open(log_path, "w")
-    proc = subprocess.Popen(
-        [*(launcher or [sys.executable, "-m", "streamlit"]), "run", "streamlit_app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         *extra],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
-        yield url, proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    """Run `streamlit run streamlit_app.py` on a free loopback port with bench/server.py's launcher (``launcher``
+    replaces `python -m streamlit`, ``extra`` holds `--section.option value` pairs); yields (base URL, process)
+    once /_stcore/health answers, and stops the server afterwards."""
+    from bench.server import StreamlitServer
+
+    options = {flag.removeprefix("--"): value for flag, value in zip(extra[::2], extra[1::2])}
+    server = StreamlitServer(options=options, log_path=log_path, launcher=tuple(launcher or ()))
+    with server:
+        server.wait_healthy(timeout=90)
+        yield server.url, server.proc
 
 
 @pytest.fixture(scope="session")
