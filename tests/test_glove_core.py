@@ -235,7 +235,7 @@ def test_good_copy_loads(tmp_path: Path):
     assert load_pronoun_dataset(tmp_path).train == load_pronoun_dataset().train
 
 
-# --- the page's rank histogram: random directions (issue 11) -------------------------------------------------------
+# --- the page's rank histogram: random directions ---------------------------------------------------------------
 PAGE_SENTENCE = "The animal didn't cross the street because it was too tired"  # the GloVe page's default
 
 
