@@ -88,7 +88,7 @@ class StreamlitTab:
         self.elements: list[tuple[str, object]] = []  # (element type, proto) on screen after the last run
         self._element_fragments: list[str] = []  # the fragment id of each of self.elements ("" = none)
         self.states: dict[str, WidgetState] = {}  # what the browser would send, by widget id
-        self.upstream = ""  # X-Upstream header of the handshake (set by our nginx config)
+        self.upstream = ""  # X-Upstream header of the handshake (set by the bench's HAProxy config)
         self._cache: dict[str, _CachedMsg] = {}
         self._run_count = 0
         self._max_age = DEFAULT_MAX_CACHED_MESSAGE_AGE
