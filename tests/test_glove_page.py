@@ -356,5 +356,5 @@ def test_csv_downloads_have_a_bom_and_translated_headers(lang, monkeypatch):
     for blob in data.values():
         assert blob.startswith(b"\xef\xbb\xbf")
     header = data["glove_hist_download"].decode("utf-8-sig").splitlines()[0]
-    assert header == ("rank,draws,share,uniform share" if lang == "en" else "順位,抽選回数,割合,一様分布の割合") or (
+    assert header == ("rank,draws,share,uniform share" if lang == "en" else "順位,試行回数,割合,一様分布の割合") or (
         lang == "ja" and not any(c.isascii() and c.isalpha() for c in header))

@@ -217,3 +217,28 @@ def test_fast_influence_profile_matches_the_float64_jacobians(hidden, radius):
     np.testing.assert_allclose(spectral_norms(rnn_input_jacobians(X, rnn)), ref_rnn, rtol=1e-10)
     again = influence_profile(X, hidden, radius, seed=3)  # the memoised draws are not changed by a call
     np.testing.assert_array_equal(again.rnn_norm, got.rnn_norm)
+
+
+def test_one_step_can_stretch_but_the_chain_shrinks_at_the_defaults():
+    """predict_why: W_h's largest singular value is above 1 (one step can stretch), its powers shrink like rho^k."""
+    W_h = elman_weights(50, DEFAULTS["hidden"], DEFAULTS["radius"], DEFAULTS["seed"]).W_h
+    assert np.linalg.svd(W_h, compute_uv=False)[0] > 1
+    k = 60
+    growth = np.linalg.norm(np.linalg.matrix_power(W_h, k), 2) ** (1 / k)  # Gelfand: -> the spectral radius
+    assert abs(growth - DEFAULTS["radius"]) < 0.1
+    assert "largest singular value is above 1" in LOCALES["en"]["predict_why"]
+    assert "最大特異値は 1 を超えて" in LOCALES["ja"]["predict_why"]
+
+
+def test_the_n_over_d_bound_is_said_to_hold_for_a_linear_read_out_only():
+    assert "*linear* read-out" in LOCALES["en"]["fig2_shows"] and "not bound the same way" in LOCALES["en"]["fig2_shows"]
+    assert "*線形*に読み出す" in LOCALES["ja"]["fig2_shows"]
+    assert round(np.log2(400_000)) == 19  # "about 19 bits a word"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_nothing_above_the_question_answers_it(lang):
+    """The intro, the framing and the try box say nothing of how far the first word fades (the answer)."""
+    above = " ".join(LOCALES[lang][key] for key in ("explain", "framing", "try"))
+    giveaways = {"en": ["powers of ten", "vanish", "fade", "shrinks", "drops"], "ja": ["何桁", "消え", "薄れ", "小さくな"]}
+    assert [word for word in giveaways[lang] if word in above] == []

@@ -15,6 +15,7 @@ from attention_core.scaling import (
     DIM_CHOICES, NEXT_WORD_SCORES, SAMPLE_COUNT, TEMPERATURE_CHOICES, prefix_weights, random_query_keys,
     sample_from_uniforms, sampling_sweep, temperature_probabilities,
 )
+from ui.i18n import load_strings
 from tests.apptest_utils import assert_clean, plotly_figures, run_page
 from ui.scaling_sections import TABLE_SEED, table
 
@@ -122,4 +123,35 @@ def test_the_sampling_chart_and_its_caption(lang):
     assert f"{p.max():.3f}" in caption and "1.000" in caption
     hot = temperature_probabilities(NEXT_WORD_SCORES, [TEMPERATURE_CHOICES[-1]])[0]
     assert f"{hot.min():.3f}" in caption and f"{hot.max():.3f}" in caption
-    assert any(("Hand-designed" in c.value) or ("手作り" in c.value) or ("手で" in c.value) for c in at.caption)
+    assert any(load_strings(lang)["common.hand_designed"] in c.value for c in at.caption)
+
+
+def test_the_intro_numbers_hold_at_d_1024():
+    """explain: standard deviation 32, about one score in eight beyond +-50; a gap of 10 is a factor of ~22,000."""
+    import math
+
+    from scipy.stats import norm
+
+    assert math.isclose(2 * norm.sf(50 / 32), 1 / 8, abs_tol=0.01)
+    rng = np.random.default_rng(1)
+    scores = np.einsum("nd,nd->n", rng.standard_normal((20_000, 1024)), rng.standard_normal((20_000, 1024)))
+    assert abs(scores.std() - 32) < 1 and abs(np.mean(np.abs(scores) > 50) - 1 / 8) < 0.01
+    assert round(math.exp(10), -3) == 22_000
+    en, ja = load_strings("en")["scaling.explain"], load_strings("ja")["scaling.explain"]
+    assert "one score in eight lies beyond ±50" in en and "8 個に 1 個" in ja
+    assert "22,000" in en and "22,000" in ja
+
+
+def test_the_best_of_16_keys_typically_beats_the_second_by_about_a_dozen():
+    rng = np.random.default_rng(2)
+    scores = 32 * rng.standard_normal((20_000, 16))  # unscaled q . k at d = 1024 has standard deviation 32
+    top2 = np.sort(scores, axis=1)[:, -2:]
+    assert 9 < np.median(top2[:, 1] - top2[:, 0]) < 15
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_intro_and_the_try_box_do_not_answer_the_question(lang):
+    texts = load_strings(lang)
+    above = " ".join(texts[f"scaling.{key}"] for key in ("explain", "try", "predict_q"))
+    giveaways = {"en": ["one-hot", "collapse", "practically 1", "0.9"], "ja": ["one-hot", "集中", "ほぼ 1", "0.9"]}
+    assert [word for word in giveaways[lang] if word in above] == []

@@ -257,7 +257,7 @@ def test_heads_are_coreference_syntax_previous_word_and_follow_the_token(lang):
     figs = plotly_figures(at)
     titles = [fig["layout"]["title"]["text"] for fig in figs[2:5]]
     assert titles == [strings[f"self_attention.head_{name}"] for name in HEADS]
-    assert all(("hand-designed" in title) if lang == "en" else ("手作り" in title) for title in titles[:2])
+    assert all(("hand-designed" in title) if lang == "en" else ("人が決めた" in title) for title in titles[:2])
     at.selectbox(key="sa_token").set_value(6).run()  # 座った: the syntax head sends it to its subject 猫
     assert_clean(at)
     figs = plotly_figures(at)

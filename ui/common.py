@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from attention_core.glove import GloveUnavailable, load_glove
 from attention_core.presets import PresetError
-from attention_core.text import tokenize
+from attention_core.text import JapaneseSegmenterUnavailable, has_japanese, tokenize
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 
 log = logging.getLogger("attention_app")
@@ -133,13 +133,19 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
 
 def sentence_tokens(t: Translator, text: str, max_tokens: int = MAX_TOKENS) -> list[str] | None:
     """Tokenise user text; None (with a clear message shown) when it is empty or too long."""
-    tokens = tokenize(text)
+    try:
+        tokens = tokenize(text)
+    except JapaneseSegmenterUnavailable as exc:
+        st.error(t("common.japanese_unavailable", detail=md_escape(str(exc))))
+        return None
     if not tokens:
         st.warning(t("common.empty_sentence"))
         return None
     if len(tokens) > max_tokens:
         st.warning(t("common.too_many_tokens", n=len(tokens), limit=max_tokens))
         return None
+    if has_japanese(text):  # the learner sees where MeCab put the word boundaries
+        st.caption(t("common.japanese_words", n=len(tokens), words=" · ".join(md_escape(w) for w in tokens)))
     return tokens
 
 
