@@ -1,7 +1,6 @@
 """Charts of lesson 2, the QKV library: keys as a heat map, values as colour swatches, the blend, the value plane.
 
-Arrays in, plain Plotly figure dicts out (charts.dicts: what go.Figure(...).to_dict() gives, without building and
-validating a go.Figure on every cache miss; tests/test_qkv_charts.py checks each against Plotly's validation).
+Arrays in, plain Plotly figure dicts out (charts.dicts).
 Every label comes from the caller (already translated). No Streamlit here.
 """
 
@@ -9,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.dicts import arr, figure, layout, scale_list, title as axis_title
+from charts.dicts import arr, colorscale, figure, layout, title as axis_title
 from charts.matrix import column_ticks, heatmap_height
 from charts.style import ACCENT, DIVERGING, MASKED_GREY, SECOND, SEQUENTIAL
 
@@ -45,7 +44,7 @@ def key_heatmap(matrix, row_labels, col_labels, x_title: str, y_title: str, valu
         type="heatmap", z=arr(M), x=list(range(n_k)), y=list(range(n_q)),
         customdata=[[[r, c] for c in cols] for r in rows],
         hovertemplate=f"%{{customdata[0]}} → %{{customdata[1]}}<br>{value_label} = %{{z:.4f}}<extra></extra>",
-        colorscale=scale_list(DIVERGING), zmin=-reach, zmax=reach, zmid=0.0, hoverongaps=False,
+        colorscale=colorscale(DIVERGING), zmin=-reach, zmax=reach, zmid=0.0, hoverongaps=False,
         texttemplate="%{z:.1f}", textfont=dict(size=13),
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12, xpad=6),
     )
@@ -145,7 +144,7 @@ def value_plane(points, rgb, labels, hull, path, path_rgb, path_temperatures, cu
     data.append(dict(
         type="scatter", x=arr(path[:, 0]), y=arr(path[:, 1]), mode="lines+markers", name=names["path"],
         line=dict(color="#808080", width=1),
-        marker=dict(size=6, color=arr(np.log10(temps)), colorscale=scale_list(SEQUENTIAL),
+        marker=dict(size=6, color=arr(np.log10(temps)), colorscale=colorscale(SEQUENTIAL),
                     colorbar=dict(title=dict(text=names["temperature"]),
                                   tickvals=np.log10([0.05, 0.2, 1, 5, 20]).tolist(),
                                   ticktext=["0.05", "0.2", "1", "5", "20"])),
