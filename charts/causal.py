@@ -62,6 +62,7 @@ def generation_animation(frames, labels, generated: int, title: str | None = Non
     n = F.shape[0]
     k0 = min(max(int(generated), 1), n)
     fig = attention_heatmap(F[k0 - 1], labels, title=title, value_label=value_label, axis_titles=tuple(axis_titles))
+    fig["data"][0]["z"] = arr(F[k0 - 1], np.float32)  # as the frames: scrubbing back to this frame changes no number
     fig["data"].append(_row_box(k0 - 1, n))
     names = [str(k) for k in range(1, n + 1)]
     # Frame k carries only the k rows generated so far (the rest is empty, i.e. grey, as NaN cells are), as float32:
