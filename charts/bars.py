@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.dicts import arr, figure
+from charts.dicts import arr, figure, layout as figure_layout
 from charts.style import ACCENT, SECOND, base_layout
 
 
@@ -17,8 +17,10 @@ def weight_bars(
     as_percent: bool = False,
     sort: bool = False,
     height: int = 360,
+    y_range: tuple[float, float] | None = None,
 ) -> dict:
-    """labels: (n,), weights: (n,) -> bar chart; bar ``highlight`` in the accent colour; hover shows exact values."""
+    """labels: (n,), weights: (n,) -> bar chart; bar ``highlight`` in the accent colour; hover shows exact values;
+    ``y_range`` fixes the axis (a flat row and a one-hot row then look different as controls move)."""
     w = np.asarray(weights, dtype=np.float64)
     labels = [str(x) for x in labels]
     order = np.argsort(-w, kind="stable") if sort else np.arange(len(w))
@@ -36,14 +38,11 @@ def weight_bars(
         "y": arr(shown),
         "type": "bar",
     }
-    layout = base_layout(title, height)
-    if layout["title"] is None:
-        del layout["title"]
-    layout.update(
-        xaxis={"type": "category", "tickvals": positions, "ticktext": [labels[i] for i in order], "title": {}},
-        yaxis={"title": {"text": value_label + (" (%)" if as_percent else "")}, "rangemode": "tozero"},
-        showlegend=False,
-    )
+    yaxis = {"title": {"text": value_label + (" (%)" if as_percent else "")}, "rangemode": "tozero"}
+    if y_range is not None:
+        yaxis["range"] = list(y_range)
+    layout = figure_layout(title, height, showlegend=False, yaxis=yaxis,
+                           xaxis={"type": "category", "tickvals": positions, "ticktext": [labels[i] for i in order]})
     return figure([bars], layout)
 
 

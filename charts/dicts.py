@@ -1,8 +1,8 @@
 """The one way a chart is built: a plain Plotly figure dict ({"data": [...], "layout": {...}}), written directly.
 
-A dict costs well under a millisecond to build; a plotly.graph_objects figure validates every property on every
-build (tens of ms). Each builder's dict is checked by Plotly's own validator in the tests (``go.Figure(spec)``
-raises on a bad property: tests/test_chart_validity.py). Public Plotly APIs only; no Streamlit here.
+A dict is cheap to build; a plotly.graph_objects figure validates every property on every build, many times the
+cost (docs/performance.md). Each builder's dict is checked by Plotly's own validator in the tests (``go.Figure(spec)``
+raises on a bad property: tests/test_all_charts.py). Public Plotly APIs only; no Streamlit here.
 """
 
 from __future__ import annotations

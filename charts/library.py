@@ -1,4 +1,5 @@
-"""Charts of lesson 2, the QKV library: keys as a heat map, values as colour swatches, the blend, the value plane.
+"""Charts of lesson 2, the QKV library: keys as a heat map, values as colour swatches, the blend, the value plane
+(the scores and weights are charts.bars.weight_bars, as ``bars``).
 
 Arrays in, plain Plotly figure dicts out (charts.dicts).
 Every label comes from the caller (already translated). No Streamlit here.
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from charts.bars import weight_bars as bars  # noqa: F401 - the lesson's scores and weights
 from charts.dicts import arr, colorscale, figure, layout, title as axis_title
 from charts.matrix import column_ticks, heatmap_height
-from charts.style import ACCENT, DIVERGING, MASKED_GREY, SECOND, SEQUENTIAL
+from charts.style import ACCENT, DIVERGING, MASKED_GREY, SEQUENTIAL
 
 
 def _hex(rgb) -> str:
@@ -59,24 +61,6 @@ def key_heatmap(matrix, row_labels, col_labels, x_title: str, y_title: str, valu
                               fillcolor="rgba(0,0,0,0)")])
     out["margin"] = {**out["margin"], "l": 10, "r": 10}
     return figure([heat], out)
-
-
-def bars(labels, values, title: str | None = None, highlight: int | None = None, value_label: str = "weight",
-         as_percent: bool = False, height: int = 360) -> dict:
-    """labels: (n,), values: (n,) -> the bar chart of charts.bars.weight_bars (bar ``highlight`` in the accent
-    colour, exact values in the hover), as a dict."""
-    w = np.asarray(values, dtype=np.float64) * (100.0 if as_percent else 1.0)
-    labels = [str(x) for x in labels]
-    positions = [str(i) for i in range(w.size)]
-    bar = dict(type="bar", x=positions, y=arr(w), marker=dict(color=[ACCENT if i == highlight else SECOND
-                                                                      for i in range(w.size)]),
-               customdata=labels, hovertemplate=f"%{{customdata}}<br>{value_label} = "
-                                                f"{'%{y:.2f} %' if as_percent else '%{y:.4f}'}<extra></extra>",
-               text=[f"{v:.1f}%" if as_percent else f"{v:.3f}" for v in w], textposition="outside", cliponaxis=False)
-    return figure([bar], layout(title, height, showlegend=False,
-                                xaxis=dict(type="category", tickvals=positions, ticktext=labels),
-                                yaxis=dict(title=dict(text=value_label + (" (%)" if as_percent else "")),
-                                           rangemode="tozero")))
 
 
 def value_swatches(labels, rgb, value_label: str, title: str | None = None) -> dict:
