@@ -155,9 +155,10 @@ def presenter_spec(spec: dict, size: int = PRESENTER_FONT_SIZE) -> dict:
 class _SentAsIs(BaseFigure):
     """A figure dict st.plotly_chart sends as it is. Given a dict, st.plotly_chart (through
     plotly.tools.return_figure_from_figure_or_data) validates it as a go.Figure on every rerun; given a BaseFigure it
-    sends ``to_dict()``, which on a go.Figure deep-copies the figure (docs/performance.md has both costs). This
-    BaseFigure's to_dict() is the dict; the figure API is not set up (BaseFigure.__init__ would build an empty
-    figure) and nothing else is read from it. The dicts are validated once, by Plotly, in tests/test_chart_validity.py.
+    sends ``to_dict()``, which on a go.Figure deep-copies the whole figure on every rerun. Both are public paths and
+    both cost many times the JSON encoding itself. This BaseFigure's to_dict() is the dict; the figure API is not set
+    up (BaseFigure.__init__ would build an empty figure) and nothing else is read from it. Every builder's dict is
+    validated by Plotly in tests/test_all_charts.py.
     """
 
     def __init__(self, spec: dict):  # noqa: D107 - no super().__init__() on purpose, see the class docstring
