@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.style import ACCENT, OKABE_ITO, SECOND, base_layout
+from charts.dicts import figure, layout as _layout
+from charts.style import ACCENT, OKABE_ITO, SECOND
 
 PROBE_COLOURS = [OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3], OKABE_ITO[5], OKABE_ITO[4]]  # no orange: that is attention
 
 
 def _floats(values) -> list[float]:
     return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
-
-
-def _layout(title: str | None, height: int) -> dict:
-    return {k: v for k, v in base_layout(title, height).items() if v is not None}
 
 
 def influence_chart(
@@ -61,7 +58,7 @@ def influence_chart(
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         "hovermode": "closest",
     }
-    return {"data": data, "layout": layout}
+    return figure(data, layout)
 
 
 def memory_probe_chart(
@@ -109,4 +106,4 @@ def memory_probe_chart(
         "yaxis": {"title": {"text": names["y"]}, "range": [low, 1.08], "zeroline": True},
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
     }
-    return {"data": data, "layout": layout}
+    return figure(data, layout)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from charts.bars import change_bars
-from charts.style import DIVERGING, base_layout
+from charts.dicts import figure, layout as figure_layout
+from charts.style import DIVERGING
 
 __all__ = ["change_bars", "feature_heatmap"]
 
@@ -20,15 +21,17 @@ def feature_heatmap(values, row_labels, title: str | None = None, value_label: s
     top = float(np.abs(Z).max()) if Z.size else 0.0
     top = top if top > 0 else 1.0
     data = [dict(
+        # By name, so plotly.js draws its own "RdBu" (blue to red through grey), as this chart always has; the list
+        # charts.dicts.colorscale gives is Plotly's Python "RdBu" (red to blue through white).
         type="heatmap", z=Z.tolist(), x=list(range(d)), y=rows, colorscale=DIVERGING, zmid=0.0,
         zmin=-top, zmax=top, colorbar=dict(title=dict(text=value_label)),
         hovertemplate=f"%{{y}}<br>{axis_titles[0]} %{{x}}<br>{value_label} = %{{z:.4f}}<extra></extra>",
     )]
-    layout = dict(
-        **base_layout(title, max(300, 90 + 22 * n)),
+    layout = figure_layout(
+        title, max(300, 90 + 22 * n),
         xaxis=dict(title=dict(text=axis_titles[0]), showgrid=False, zeroline=False),
         yaxis=dict(title=dict(text=axis_titles[1]), type="category", autorange="reversed", showgrid=False,
                    zeroline=False),
     )
-    return {"data": data, "layout": layout}
+    return figure(data, layout)
 
