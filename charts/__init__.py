@@ -1,4 +1,4 @@
-"""Chart builders: arrays in, Plotly or Altair figures out. No Streamlit here.
+"""Chart builders: arrays in, plain Plotly figure dicts out (charts.dicts). No Streamlit here.
 
 One builder per kind of chart, shared by every page that draws that kind.
 """

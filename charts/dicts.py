@@ -1,8 +1,8 @@
-"""Plain Plotly figure dicts, written out as ``go.Figure(...).to_dict()`` gives them, without building a go.Figure.
+"""The one way a chart is built: a plain Plotly figure dict ({"data": [...], "layout": {...}}), written directly.
 
-Building and validating a go.Figure costs 10-40 ms per figure on every cache miss; the same dict costs ~1 ms.
-Builders that use these helpers are checked against Plotly's validation (the dict must come back unchanged from
-``go.Figure(spec)``), e.g. tests/test_scaling_charts.py and tests/test_qkv_charts.py. No Streamlit here.
+A dict is cheap to build; a plotly.graph_objects figure validates every property on every build, many times the
+cost (docs/performance.md). Each builder's dict is checked by Plotly's own validator in the tests (``go.Figure(spec)``
+raises on a bad property: tests/test_all_charts.py). Public Plotly APIs only; no Streamlit here.
 """
 
 from __future__ import annotations
@@ -11,69 +11,60 @@ import base64
 import functools
 
 import numpy as np
+import plotly.colors
 import plotly.io as pio
 
 from charts.style import base_layout
 
 
-class PlainFigure(dict):
-    """A figure as the dict fig.to_dict() would give; ``to_dict()`` returns it (ui.figures.figure_spec calls it)."""
-
-    def to_dict(self) -> dict:
-        return self
-
-
 @functools.lru_cache(maxsize=4)
-def _template_json(name: str) -> dict:
-    import plotly.graph_objects as go  # only once per template: what a go.Figure puts in layout.template
-
-    return go.Figure().to_dict()["layout"]["template"]
-
-
-@functools.lru_cache(maxsize=16)
-def colorscale(name: str) -> tuple:
-    """A named Plotly colour scale as the [[position, colour], ...] list validation expands it to."""
-    from _plotly_utils.basevalidators import ColorscaleValidator
-
-    return tuple(tuple(stop) for stop in ColorscaleValidator("colorscale", "heatmap").validate_coerce(name))
-
-
-def scale_list(name: str) -> list:
-    return [list(stop) for stop in colorscale(name)]
+def _template(name: str) -> dict:
+    return pio.templates[name].to_plotly_json()
 
 
 def figure(data: list, layout: dict, frames: list | None = None) -> dict:
-    """Traces and layout -> a figure dict as go.Figure.to_dict() gives it (the current default template filled in).
+    """Traces and layout -> a figure dict with the current default template (Streamlit's, once streamlit is imported).
 
-    The template (a few hundred nested entries) is one shared, read-only dict: nothing edits a template, and
-    copying it would cost more than the rest of the figure. Arrays are encoded where they are put (``arr``).
+    The template is one shared, read-only dict: nothing edits a template, and copying it would cost more than the
+    rest of the figure.
     """
-    fig = PlainFigure(data=data, layout=layout)
+    fig = {"data": data, "layout": {**layout, "template": _template(str(pio.templates.default))}}
     if frames is not None:
         fig["frames"] = frames
-    layout["template"] = _template_json(str(pio.templates.default))
     return fig
 
 
+@functools.lru_cache(maxsize=16)
+def _colorscale(name: str) -> tuple:
+    return tuple(tuple(stop) for stop in plotly.colors.get_colorscale(name))
+
+
+def colorscale(name: str) -> list:
+    """A named Plotly colour scale ("Viridis", "RdBu") as its [[position, colour], ...] list."""
+    return [list(stop) for stop in _colorscale(name)]
+
+
 def layout(title: str | None, height: int, /, **extra) -> dict:
-    """charts.style.base_layout as validation leaves it (no empty title), with ``extra`` on top."""
+    """charts.style.base_layout without an empty title, with ``extra`` on top; a title broken into lines (so a phone
+    shows it whole) gets room for each line."""
     out = base_layout(title, height)
     if not out["title"]:
         del out["title"]
-    elif "<br>" in title:  # a title broken into lines (so a phone shows it whole) gets room for each line
+    elif "<br>" in title:
         out["margin"] = {**out["margin"], "t": out["margin"]["t"] + 20 * title.count("<br>")}
     return {**out, **extra}
 
 
 def title(text: str | None) -> dict:
-    """An axis title as validation writes it: {"text": ...}, or {} for none."""
+    """An axis title: {"text": ...}, or {} for none."""
     return {} if text is None else {"text": text}
 
 
-def arr(x) -> dict:
-    """Numbers -> Plotly's typed-array spec of float64, as go.Figure.to_dict() encodes a float64 NumPy array."""
-    v = np.ascontiguousarray(x, dtype=np.float64)
-    spec = {"dtype": "f8", "bdata": base64.b64encode(v).decode("ascii")}
+def arr(x, dtype=np.float64) -> dict:
+    """Numbers -> Plotly's typed-array spec (base64 little-endian bytes, as plotly.js reads them): a fraction of the
+    bytes and of the JSON encoding time of a list of numbers."""
+    v = np.ascontiguousarray(x, dtype=np.dtype(dtype).newbyteorder("<"))
+    spec = {"dtype": v.dtype.str[1:], "bdata": base64.b64encode(v).decode("ascii")}
     if v.ndim > 1:
-        spec["shape"] = str(v.shape)[1:-1]
+        spec["shape"] = ", ".join(str(s) for s in v.shape)
     return spec

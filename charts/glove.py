@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-import plotly.graph_objects as go
 
-from _plotly_utils.utils import to_typed_array_spec
-
-from charts.causal import PlainFigure, default_template
+from charts.dicts import arr, colorscale, figure
 from charts.style import ACCENT, SECOND, SEQUENTIAL, THIRD, base_layout
 
 MIN_MARKER, MAX_MARKER = 5.0, 26.0
@@ -25,11 +20,10 @@ def rank_histogram(
     observed_label: str = "observed",
     uniform_label: str = "uniform (1/n)",
     height: int = 380,
-) -> PlainFigure:
+) -> dict:
     """counts: (n,) how often each rank 1..n occurred -> bars of the share (%) with the uniform 1/n line.
 
-    Bar ``highlight_rank`` (1-based, e.g. this seed's rank) is drawn in the accent colour. A plain figure dict, the
-    JSON of the graph_objects version without its validation (tests/test_glove_charts.py compares them).
+    Bar ``highlight_rank`` (1-based, e.g. this seed's rank) is drawn in the accent colour.
     """
     counts = np.asarray(counts, dtype=np.float64)
     n = counts.size
@@ -39,26 +33,23 @@ def rank_histogram(
     colours = [ACCENT if r == highlight_rank else SECOND for r in ranks]
     uniform = np.full(n, 100.0 / n) if n else np.zeros(0)
     data = [
-        {"customdata": to_typed_array_spec(counts.astype(int)),
+        {"customdata": arr(counts, np.int32),
          "hovertemplate": f"{rank_label} %{{x}}<br>{share_label} = %{{y:.2f}} % (%{{customdata}})<extra></extra>",
-         "marker": {"color": colours}, "name": observed_label, "x": to_typed_array_spec(ranks),
-         "y": to_typed_array_spec(shares), "type": "bar"},
+         "marker": {"color": colours}, "name": observed_label, "x": arr(ranks, np.int32),
+         "y": arr(shares), "type": "bar"},
         {"hovertemplate": f"{uniform_label} = %{{y:.2f}} %<extra></extra>",
          "line": {"color": THIRD, "dash": "dash", "width": 3}, "marker": {"size": 10, "symbol": "line-ew"},
-         "mode": "lines+markers", "name": uniform_label, "x": to_typed_array_spec(ranks),
-         "y": to_typed_array_spec(uniform), "type": "scatter"},
+         "mode": "lines+markers", "name": uniform_label, "x": arr(ranks, np.int32),
+         "y": arr(uniform), "type": "scatter"},
     ]
-    layout = {k: {} if v is None else v for k, v in base_layout(title, height).items()}
+    layout = {k: v for k, v in base_layout(title, height).items() if v is not None}
     layout.update(
         xaxis={"title": {"text": rank_label}, "tickmode": "array", "tickvals": ranks.tolist()},
         yaxis={"title": {"text": share_label + " (%)"}, "rangemode": "tozero"},
         legend=dict(orientation="h", yanchor="top", y=0.98, xanchor="center", x=0.5),
         bargap=0.15,
     )
-    template = default_template()
-    if template is not None:
-        layout["template"] = template
-    return PlainFigure({"data": data, "layout": layout})
+    return figure(data, layout)
 
 
 def _scaled(weights: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -67,12 +58,6 @@ def _scaled(weights: np.ndarray, low: float, high: float) -> np.ndarray:
     if top <= 0:
         return np.full(weights.shape, low)
     return low + (high - low) * weights / top
-
-
-@functools.lru_cache(maxsize=8)
-def _colorscale(name: str) -> list:
-    """A named colour scale as graph_objects writes it (a list of [position, colour])."""
-    return go.scatter3d.Marker(colorscale=name).to_plotly_json()["colorscale"]
 
 
 def attention_cloud_3d(
@@ -85,7 +70,7 @@ def attention_cloud_3d(
     query_label: str = "query",
     axis_labels: tuple[str, str, str] = ("PC1", "PC2", "PC3"),
     height: int = 560,
-) -> PlainFigure:
+) -> dict:
     """coords: (n, 3), labels: (n,), weights: (n,) the query's attention row -> rotatable Scatter3d (a plain dict).
 
     The query is a diamond in the accent colour; every other word's weight sets its marker size and colour
@@ -105,15 +90,15 @@ def attention_cloud_3d(
         for i in others
     ]
     data.append({
-        "customdata": to_typed_array_spec(w[others]),
+        "customdata": arr(w[others]),
         "hovertemplate": f"%{{text}}<br>{weight_label} = %{{customdata:.4f}}<extra></extra>",
         "marker": {"cmax": float(max(w.max(), 1e-12)) if n else 1.0, "cmin": 0.0,
-                   "color": to_typed_array_spec(w[others]), "colorbar": {"title": {"text": weight_label}},
-                   "colorscale": _colorscale(SEQUENTIAL), "line": {"width": 0}, "showscale": True,
-                   "size": to_typed_array_spec(_scaled(w, MIN_MARKER, MAX_MARKER)[others])},
+                   "color": arr(w[others]), "colorbar": {"title": {"text": weight_label}},
+                   "colorscale": colorscale(SEQUENTIAL), "line": {"width": 0}, "showscale": True,
+                   "size": arr(_scaled(w, MIN_MARKER, MAX_MARKER)[others])},
         "mode": "markers+text", "name": weight_label, "showlegend": False, "text": [labels[i] for i in others],
-        "textposition": "top center", "x": to_typed_array_spec(P[others, 0]), "y": to_typed_array_spec(P[others, 1]),
-        "z": to_typed_array_spec(P[others, 2]), "type": "scatter3d",
+        "textposition": "top center", "x": arr(P[others, 0]), "y": arr(P[others, 1]),
+        "z": arr(P[others, 2]), "type": "scatter3d",
     })
     data.append({
         "customdata": [float(w[q])],
@@ -124,29 +109,22 @@ def attention_cloud_3d(
         "textposition": "bottom center", "x": [float(P[q, 0])], "y": [float(P[q, 1])], "z": [float(P[q, 2])],
         "type": "scatter3d",
     })
-    layout = {k: {} if v is None else v for k, v in base_layout(title, height).items()}
+    layout = {k: v for k, v in base_layout(title, height).items() if v is not None}
     layout["margin"] = dict(l=0, r=0, t=50 if title else 10, b=0)
     layout["scene"] = {"aspectmode": "cube", "xaxis": {"title": {"text": axis_labels[0]}},
                        "yaxis": {"title": {"text": axis_labels[1]}}, "zaxis": {"title": {"text": axis_labels[2]}}}
-    template = default_template()
-    if template is not None:
-        layout["template"] = template
-    return PlainFigure({"data": data, "layout": layout})
+    return figure(data, layout)
 
 
 def loss_curve(losses, title: str | None = None, step_label: str = "step", loss_label: str = "loss",
-               height: int = 340) -> go.Figure:
+               height: int = 340) -> dict:
     """losses: (steps + 1,) the loss before each step and at the end -> line chart, log y axis, exact hover."""
     y = np.asarray(losses, dtype=np.float64)
-    fig = go.Figure(go.Scatter(
-        x=np.arange(y.size), y=y, mode="lines", line=dict(color=SECOND, width=3),
-        hovertemplate=f"{step_label} %{{x}}<br>{loss_label} = %{{y:.6f}}<extra></extra>",
-    ))
+    line = {"type": "scatter", "x": arr(np.arange(y.size), np.int32), "y": arr(y), "mode": "lines",
+            "line": {"color": SECOND, "width": 3},
+            "hovertemplate": f"{step_label} %{{x}}<br>{loss_label} = %{{y:.6f}}<extra></extra>"}
     positive = y.size and bool(np.all(y > 0))
-    fig.update_layout(
-        **base_layout(title, height),
-        xaxis=dict(title=step_label),
-        yaxis=dict(title=loss_label, type="log" if positive else "linear"),
-        showlegend=False,
-    )
-    return fig
+    layout = {k: v for k, v in base_layout(title, height).items() if v is not None}
+    layout.update(xaxis={"title": {"text": step_label}},
+                  yaxis={"title": {"text": loss_label}, "type": "log" if positive else "linear"}, showlegend=False)
+    return figure([line], layout)

@@ -1,7 +1,7 @@
-"""Charts of lesson 2, the QKV library: keys as a heat map, values as colour swatches, the blend, the value plane.
+"""Charts of lesson 2, the QKV library: keys as a heat map, values as colour swatches, the blend, the value plane
+(the scores and weights are charts.bars.weight_bars, as ``bars``).
 
-Arrays in, plain Plotly figure dicts out (charts.dicts: what go.Figure(...).to_dict() gives, without building and
-validating a go.Figure on every cache miss; tests/test_qkv_charts.py checks each against Plotly's validation).
+Arrays in, plain Plotly figure dicts out (charts.dicts).
 Every label comes from the caller (already translated). No Streamlit here.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.dicts import arr, figure, layout, scale_list, title as axis_title
+from charts.bars import weight_bars as bars  # noqa: F401 - the lesson's scores and weights
+from charts.dicts import arr, colorscale, figure, layout, title as axis_title
 from charts.matrix import column_ticks, heatmap_height
-from charts.style import ACCENT, DIVERGING, MASKED_GREY, SECOND, SEQUENTIAL
+from charts.style import ACCENT, DIVERGING, MASKED_GREY, SEQUENTIAL
 
 
 def _hex(rgb) -> str:
@@ -45,7 +46,7 @@ def key_heatmap(matrix, row_labels, col_labels, x_title: str, y_title: str, valu
         type="heatmap", z=arr(M), x=list(range(n_k)), y=list(range(n_q)),
         customdata=[[[r, c] for c in cols] for r in rows],
         hovertemplate=f"%{{customdata[0]}} → %{{customdata[1]}}<br>{value_label} = %{{z:.4f}}<extra></extra>",
-        colorscale=scale_list(DIVERGING), zmin=-reach, zmax=reach, zmid=0.0, hoverongaps=False,
+        colorscale=colorscale(DIVERGING), zmin=-reach, zmax=reach, zmid=0.0, hoverongaps=False,
         texttemplate="%{z:.1f}", textfont=dict(size=13),
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12, xpad=6),
     )
@@ -60,24 +61,6 @@ def key_heatmap(matrix, row_labels, col_labels, x_title: str, y_title: str, valu
                               fillcolor="rgba(0,0,0,0)")])
     out["margin"] = {**out["margin"], "l": 10, "r": 10}
     return figure([heat], out)
-
-
-def bars(labels, values, title: str | None = None, highlight: int | None = None, value_label: str = "weight",
-         as_percent: bool = False, height: int = 360) -> dict:
-    """labels: (n,), values: (n,) -> the bar chart of charts.bars.weight_bars (bar ``highlight`` in the accent
-    colour, exact values in the hover), as a dict."""
-    w = np.asarray(values, dtype=np.float64) * (100.0 if as_percent else 1.0)
-    labels = [str(x) for x in labels]
-    positions = [str(i) for i in range(w.size)]
-    bar = dict(type="bar", x=positions, y=arr(w), marker=dict(color=[ACCENT if i == highlight else SECOND
-                                                                      for i in range(w.size)]),
-               customdata=labels, hovertemplate=f"%{{customdata}}<br>{value_label} = "
-                                                f"{'%{y:.2f} %' if as_percent else '%{y:.4f}'}<extra></extra>",
-               text=[f"{v:.1f}%" if as_percent else f"{v:.3f}" for v in w], textposition="outside", cliponaxis=False)
-    return figure([bar], layout(title, height, showlegend=False,
-                                xaxis=dict(type="category", tickvals=positions, ticktext=labels),
-                                yaxis=dict(title=dict(text=value_label + (" (%)" if as_percent else "")),
-                                           rangemode="tozero")))
 
 
 def value_swatches(labels, rgb, value_label: str, title: str | None = None) -> dict:
@@ -145,7 +128,7 @@ def value_plane(points, rgb, labels, hull, path, path_rgb, path_temperatures, cu
     data.append(dict(
         type="scatter", x=arr(path[:, 0]), y=arr(path[:, 1]), mode="lines+markers", name=names["path"],
         line=dict(color="#808080", width=1),
-        marker=dict(size=6, color=arr(np.log10(temps)), colorscale=scale_list(SEQUENTIAL),
+        marker=dict(size=6, color=arr(np.log10(temps)), colorscale=colorscale(SEQUENTIAL),
                     colorbar=dict(title=dict(text=names["temperature"]),
                                   tickvals=np.log10([0.05, 0.2, 1, 5, 20]).tolist(),
                                   ticktext=["0.05", "0.2", "1", "5", "20"])),

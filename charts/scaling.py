@@ -1,15 +1,14 @@
 """Charts of the scaling lesson: the score histogram with its normal curve, the sweep over d, the d animation,
 and the sampling temperature of a language model.
 
-Each builder returns a plain figure dict (charts.dicts), written out as Plotly's own ``go.Figure(...).to_dict()``
-would be (tests/test_scaling_charts.py validates each one with go.Figure and compares the JSON): building a dict
-costs ~1 ms, building and validating the same go.Figure 10-40 ms, on every cache miss. No Streamlit here.
+Each builder returns a plain figure dict (charts.dicts). No Streamlit here.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from charts.bars import weight_bars
 from charts.dicts import arr as _arr, figure as _figure, layout as _layout
 from charts.style import ACCENT, SECOND, THIRD
 
@@ -44,20 +43,9 @@ def score_histogram(edges, density, counts, curve_x, curve_y, x_title: str, y_ti
 
 
 def weights_on_unit_axis(labels, weights, title: str, value_label: str, height: int = 360) -> dict:
-    """labels: (n,), weights: (n,) -> the bars of charts.bars.weight_bars, the largest in the accent colour, y on [0, 1.1].
-
-    A fixed axis keeps a flat row and a one-hot row visibly different as the controls move.
-    """
-    w = _f64(weights)
-    top = int(np.argmax(w))
-    positions = [str(i) for i in range(w.size)]
-    bar = dict(type="bar", x=positions, y=_arr(w), marker=dict(color=[ACCENT if i == top else SECOND for i in range(w.size)]),
-               customdata=[str(x) for x in labels], hovertemplate=f"%{{customdata}}<br>{value_label} = %{{y:.4f}}<extra></extra>",
-               text=[f"{v:.3f}" for v in w], textposition="outside", cliponaxis=False)
-    return _figure([bar], _layout(
-        title, height, showlegend=False,
-        xaxis=dict(type="category", tickvals=positions, ticktext=[str(x) for x in labels]),
-        yaxis=dict(title=dict(text=value_label), rangemode="tozero", range=[0, 1.1])))
+    """labels: (n,), weights: (n,) -> charts.bars.weight_bars with the largest in the accent colour, y on [0, 1.1]."""
+    return weight_bars(labels, weights, title=title, highlight=int(np.argmax(weights)), value_label=value_label,
+                       height=height, y_range=(0, 1.1))
 
 
 def _stacked_panels(titles, height: int, gap: float, top: int, bottom: int) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.dicts import PlainFigure, arr, figure
+from charts.dicts import arr, figure
 from charts.style import ACCENT, SECOND, base_layout, text_width_px
 
 LINE_TRACE_PREFIX = "line"
@@ -29,12 +29,11 @@ def token_lines(
     key_label: str = "key",
     max_width: float = 16.0,
     height: int | None = None,
-) -> PlainFigure:
+) -> dict:
     """tokens: (n,), weights_row: (n,) = the row of token ``selected``; keep: (n,) bool lines to draw (default all).
 
     Line i runs from the selected query to key i with width proportional to weights_row[i]. Trace order:
-    the drawn lines (named "line <i>"), then the query markers, then the key markers. Written as the plain dict
-    go.Figure(...).to_dict() gives (tests/test_plain_charts.py compares the JSON).
+    the drawn lines (named "line <i>"), then the query markers, then the key markers.
     """
     labels = [str(tok) for tok in tokens]
     w = np.asarray(weights_row, dtype=np.float64)
@@ -66,10 +65,10 @@ def token_lines(
         keys["customdata"] = arr(np.column_stack([ys, w]))
     data.append(keys)
     # The labels stand in the margins (cliponaxis=False), which are sized from the longest label: "because 11.9%"
-    # is never cut at the right edge, however narrow the column (issue 13).
+    # is never cut at the right edge, however narrow the column.
     layout = base_layout(title, height or max(320, 70 + 30 * n))
     if layout["title"] is None:
-        layout["title"] = {}  # what update_layout(title=None) leaves
+        del layout["title"]
     layout["margin"].update(
         l=int(MARKER_ROOM_PX + max([text_width_px(s, LABEL_FONT_PX) for s in labels] + [text_width_px(query_label, 13)])),
         r=int(MARKER_ROOM_PX + max([text_width_px(s, LABEL_FONT_PX) for s in percent] + [text_width_px(key_label, 13)])),
@@ -83,7 +82,3 @@ def token_lines(
     )
     return figure(data, layout)
 
-
-def line_traces(fig_json: dict) -> list[dict]:
-    """A token_lines figure as JSON -> its line traces (for tests and for pages that read the figure back)."""
-    return [tr for tr in fig_json.get("data", []) if str(tr.get("name", "")).startswith(LINE_TRACE_PREFIX + " ")]

@@ -9,7 +9,9 @@ import streamlit as st
 from attention_core.causal import mask_facts, replacement_vector
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from charts.causal import generation_animation, leak_bars, masked_scores_heatmap, weights_heatmap
+from charts.bars import change_bars
+from charts.causal import generation_animation, masked_scores_heatmap, weights_heatmap
+from charts.style import ACCENT, SECOND
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, page_header,
     predict_then_reveal, sentence_tokens, show_unknown, translator, url_selectbox, what_to_try,
@@ -137,8 +139,9 @@ def leak_section(X, words: list, safe: list, seed: int, use_glove: bool, kv):
     st.markdown(t("causal.leak_changing", j=j + 1, old=safe[j], new=new_name))
     result = leak(X, j, new_vector, seed)
     modes = {"causal": t("causal.mode_causal"), "bidirectional": t("causal.mode_bidirectional")}
-    show_plotly(figure_spec(leak_bars, words, result.row_change, j, modes, title=t("causal.leak_title"),
-                            value_label=t("causal.leak_value"), exact_zero=t("causal.exact_zero")),
+    show_plotly(figure_spec(change_bars, words, result.row_change, modes, highlight=j, title=t("causal.leak_title"),
+                            value_label=t("causal.leak_value"), exact_zero=t("causal.exact_zero"), height=380,
+                            colours=(ACCENT, SECOND), digits=6),
                 key="causal_leak_fig")
     if result.rows_changed("bidirectional") == 0:
         st.info(t("causal.leak_same"))

@@ -1,113 +1,94 @@
-"""charts.causal builds plain dicts: the JSON sent to the browser must equal the graph_objects version's."""
+"""charts.causal: the masked scores read −∞ where masked, the generation animation's frames and controls, the causal
+and bidirectional weight maps (validity for Plotly: tests/test_all_charts.py)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
-import plotly.graph_objects as go
-import plotly.io as pio
 import pytest
 import streamlit  # noqa: F401 - sets Streamlit's default template, as in the app
 
-from attention_core.causal import (
-    RANDOM_DIM, causal_vs_bidirectional, generation_frames, leak_test, random_word_vectors, replacement_vector,
-)
-from charts import causal as plain
-from tests import reference_causal_charts as ref
+from attention_core.causal import RANDOM_DIM, causal_vs_bidirectional, generation_frames, random_word_vectors
+from charts.causal import MINUS_INF, generation_animation, masked_scores_heatmap, weights_heatmap
+from charts.style import ACCENT
 from tests.apptest_utils import decode_array
 
-
-def decoded(x):
-    """JSON with Plotly's base64 arrays decoded to lists of numbers (graph_objects stores a 1 x 1 float32 z as f8)."""
-    if isinstance(x, dict):
-        if "bdata" in x and "dtype" in x:
-            values = decode_array(x).astype(float)
-            return np.where(np.isnan(values), None, values.astype(object)).tolist()  # NaN as null, comparable
-        return {k: decoded(v) for k, v in x.items()}
-    return [decoded(v) for v in x] if isinstance(x, list) else x
+WORDS = "the animal did n't cross the street because it was too tired".split()
 
 
-def as_json(fig) -> dict:
-    """What st.plotly_chart sends: plotly.io.to_json of the figure (a dict as it is, a go.Figure via to_dict)."""
-    return decoded(json.loads(pio.to_json(fig, validate=False)))
+def causal_result(words, seed=0):
+    return causal_vs_bidirectional(random_word_vectors(words, RANDOM_DIM, seed), seed)
 
 
-def pruned(x):
-    """A JSON value without empty objects (graph_objects writes title=None as {} in one path and drops it in another)."""
-    if isinstance(x, dict):
-        return {k: pruned(v) for k, v in x.items() if v != {}}
-    return [pruned(v) for v in x] if isinstance(x, list) else x
-
-
-def validated(spec: dict) -> dict:
-    """The same dict run through plotly.graph_objects validation: an invalid or un-normalised value would change."""
-    return pruned(decoded(json.loads(pio.to_json(go.Figure(spec)))))
-
-
-def first_difference(x, y, path="") -> str | None:
-    """The first path where two JSON values differ (None when equal): a readable failure."""
-    if isinstance(x, dict) and isinstance(y, dict):
-        for k in sorted(set(x) | set(y)):
-            if k not in x or k not in y:
-                return f"{path}/{k} only in {'mine' if k in x else 'graph_objects'}"
-            found = first_difference(x[k], y[k], f"{path}/{k}")
-            if found:
-                return found
-        return None
-    if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-        return next((f for f in (first_difference(p, q, f"{path}[{i}]") for i, (p, q) in enumerate(zip(x, y))) if f), None)
-    return None if x == y else f"{path}: {str(x)[:80]} != {str(y)[:80]}"
-
-
-SENTENCES = [
-    "the animal did n't cross the street because it was too tired".split(),
-    ["hi"],
-    ["a", "b"],
-    [f"w{i}" for i in range(15)],  # over 144 cells: no "−∞" text, invisible markers instead
-]
-
-
-@pytest.mark.parametrize("words", SENTENCES, ids=lambda w: str(len(w)))
-@pytest.mark.parametrize("seed", [0, 3])
-def test_plain_dicts_equal_the_graph_objects_json(words, seed):
-    X = random_word_vectors(words, RANDOM_DIM, seed)
-    res = causal_vs_bidirectional(X, seed)
-    n = len(words)
-    titles = dict(title="t", value_label="v", axis_titles=("k", "q"))
-    cases = [
-        (plain.masked_scores_heatmap(res["causal"].scores, words, masked_note="m", **titles),
-         ref.masked_scores_heatmap(res["causal"].scores, words, masked_note="m", **titles)),
-    ]
+def causal_figures() -> dict[str, tuple]:
+    """Representative calls of every charts.causal builder: {name: (builder, args, kwargs)} (tests/test_all_charts.py)."""
+    res = causal_result(WORDS)
     frames = generation_frames(res["causal"].weights)
-    for generated in {1, n, (n + 1) // 2}:
-        cases.append((plain.generation_animation(frames, words, generated, play_label="p", pause_label="s",
-                                                 step_label="x: ", **titles),
-                      ref.generation_animation(frames, words, generated, play_label="p", pause_label="s",
-                                               step_label="x: ", **titles)))
-    leak = leak_test(X, n - 1, replacement_vector(X, seed), seed)
-    modes = {"causal": "c", "bidirectional": "b"}
-    cases.append((plain.leak_bars(words, leak.row_change, n - 1, modes, title="l", value_label="d", exact_zero="0!"),
-                  ref.leak_bars(words, leak.row_change, n - 1, modes, title="l", value_label="d", exact_zero="0!")))
-    cases.append((plain.leak_bars(words, leak.row_change, 0, modes), ref.leak_bars(words, leak.row_change, 0, modes)))
-    from tests.reference_charts import attention_heatmap
-
-    hidden = ~res["causal"].mask
-    cases.append((plain.weights_heatmap(res["causal"].weights, words, hidden=hidden, highlight_row=0, **titles),
-                  attention_heatmap(res["causal"].weights, words, hidden=hidden, highlight_row=0, **titles)))
-    cases.append((plain.weights_heatmap(res["bidirectional"].weights, words, **titles),
-                  attention_heatmap(res["bidirectional"].weights, words, **titles)))
-    for mine, theirs in cases:
-        assert isinstance(mine, dict) and mine.to_dict() is mine
-        assert first_difference(as_json(mine), as_json(theirs)) is None
-        assert first_difference(pruned(as_json(mine)), validated(mine)) is None
+    titles = dict(title="因果", value_label="重み", axis_titles=("キー", "クエリ"))
+    long = [f"w{i}" for i in range(15)]
+    return {
+        "scores": (masked_scores_heatmap, (res["causal"].scores, WORDS), dict(masked_note="m", **titles)),
+        "scores_long": (masked_scores_heatmap, (causal_result(long)["causal"].scores, long), {}),
+        "animation": (generation_animation, (frames, WORDS, 4), dict(play_label="p", pause_label="s", **titles)),
+        "animation_one": (generation_animation, (generation_frames(np.ones((1, 1))), ["hi"], 1), {}),
+        "causal": (weights_heatmap, (res["causal"].weights, WORDS), dict(hidden=~res["causal"].mask, highlight_row=0)),
+        "bidirectional": (weights_heatmap, (res["bidirectional"].weights, WORDS), titles),
+    }
 
 
-def test_the_cached_layout_is_not_changed_by_a_figure():
-    words = ["a", "b", "c"]
+@pytest.mark.parametrize("n, mode", [(3, "text"), (15, "markers")])  # over 144 cells: invisible hover markers
+def test_masked_scores_read_minus_infinity_where_masked(n, mode):
+    words = WORDS[:n] if n <= len(WORDS) else [f"w{i}" for i in range(n)]
+    scores = causal_result(words)["causal"].scores
+    spec = masked_scores_heatmap(scores, words, title="スコア", masked_note="隠す")
+    heat, marks = spec["data"]
+    z = decode_array(heat["z"]).reshape(n, n)
+    masked = np.isneginf(scores)
+    assert masked.sum() == n * (n - 1) // 2 and np.array_equal(np.isnan(z), masked)
+    assert np.allclose(z[~masked], scores[~masked]) and "zmax" not in heat  # scores, not weights: autoscaled
+    rows, cols = np.nonzero(masked)
+    assert (marks["y"], marks["x"]) == (rows.tolist(), cols.tolist())
+    assert marks["customdata"][0] == [words[rows[0]], words[cols[0]]] and "隠す" in marks["hovertemplate"]
+    assert marks["mode"] == mode
+    assert marks.get("text") == ([MINUS_INF] * len(rows) if mode == "text" else None)
+    assert spec["layout"]["title"]["text"] == "スコア"
+
+
+def test_generation_animation_has_one_frame_per_token_and_starts_where_asked():
+    weights = causal_result(WORDS)["causal"].weights
+    frames = generation_frames(weights)
+    n = len(WORDS)
+    spec = generation_animation(frames, WORDS, 4, title="生成", play_label="▶ 再生", pause_label="❚❚ 停止",
+                                step_label="生成済み: ")
+    heat, box = spec["data"]
+    z = decode_array(heat["z"]).reshape(n, n)
+    assert np.allclose(z, frames[3], equal_nan=True) and not np.isnan(z[3, :4]).any()
+    assert np.isnan(z[4:]).all()  # rows not generated yet are grey
+    assert box["y"] == [2.5, 2.5, 3.5, 3.5, 2.5] and box["line"]["color"] == ACCENT  # the newest row, outlined
+    assert [f["name"] for f in spec["frames"]] == [str(k) for k in range(1, n + 1)]
+    frame_5 = spec["frames"][4]["data"]
+    assert frame_5[0]["y"] == list(range(5))
+    assert np.allclose(decode_array(frame_5[0]["z"]).reshape(5, n), frames[4][:5], equal_nan=True)
+    layout = spec["layout"]
+    assert layout["sliders"][0]["active"] == 3 and layout["sliders"][0]["currentvalue"]["prefix"] == "生成済み: "
+    assert [b["label"] for b in layout["updatemenus"][0]["buttons"]] == ["▶ 再生", "❚❚ 停止"]
+    assert layout["yaxis"]["range"] == [n - 0.5, -0.5] and layout["title"]["text"] == "生成"
+
+
+def test_weight_maps_hide_the_future_and_outline_the_first_row():
+    res = causal_result(WORDS)
+    spec = weights_heatmap(res["causal"].weights, WORDS, hidden=~res["causal"].mask, highlight_row=0)
+    z = decode_array(spec["data"][0]["z"]).reshape(len(WORDS), len(WORDS))
+    assert np.array_equal(np.isnan(z), ~res["causal"].mask)
+    assert np.allclose(np.nansum(z, axis=1), 1.0)
+    assert spec["layout"]["shapes"][0]["y0"] == -0.5
+    bi = weights_heatmap(res["bidirectional"].weights, WORDS)
+    assert not np.isnan(decode_array(bi["data"][0]["z"])).any() and "shapes" not in bi["layout"]
+
+
+def test_a_figure_does_not_change_the_next_one():
     frames = generation_frames(np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None])
-    first = as_json(plain.generation_animation(frames, words, 2, title="g"))
-    fig = plain.generation_animation(frames, words, 3, title="g")
-    fig["layout"]["height"] = 1
+    first = generation_animation(frames, ["a", "b", "c"], 2, title="g")
+    fig = generation_animation(frames, ["a", "b", "c"], 3, title="g")
+    fig["layout"]["xaxis"]["range"] = None
     fig["data"][0]["z"] = None
-    assert as_json(plain.generation_animation(frames, words, 2, title="g")) == first
+    assert generation_animation(frames, ["a", "b", "c"], 2, title="g") == first

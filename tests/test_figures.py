@@ -1,36 +1,35 @@
-"""ui.figures (figure dicts built once, cached) and ui.display.show_plotly with a dict: the same chart reaches the browser."""
+"""ui.figures (figure dicts built once, cached) and ui.display.show_plotly: the builder's dict reaches the browser as it
+is, presenter mode and a phone get their variant of it, and no page writes into a shared dict."""
 
+import copy
 import json
 
 import numpy as np
-from _plotly_utils.utils import PlotlyJSONEncoder
+from plotly.utils import PlotlyJSONEncoder
 from streamlit.testing.v1 import AppTest
 
 from charts.matrix import attention_heatmap
 
 
-def _two_ways_script():
-    """Shows one figure twice: as a go.Figure, and as its cached dict (figure_spec)."""
+def _sent_script():
+    """Shows a heat map and an animation from the figure cache."""
     import numpy as np
     import streamlit as st
 
     from charts.causal import generation_animation
     from charts.matrix import attention_heatmap
-    from tests.reference_charts import attention_heatmap as go_heatmap  # the go.Figure version of the same chart
     from ui.display import show_plotly
     from ui.figures import figure_spec
 
     weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.5]])
     frames = np.array([np.where(np.arange(3)[:, None] < k, weights, np.nan) for k in (1, 2, 3)])
     st.session_state.presenter = st.query_params.get("presenter") == "1"
-    show_plotly(go_heatmap(weights, ["a", "b", "c"], title="t", highlight_row=1), key="as_figure")
-    show_plotly(figure_spec(attention_heatmap, weights, ["a", "b", "c"], title="t", highlight_row=1), key="as_dict")
-    show_plotly(generation_animation(frames, ["a", "b", "c"], 2, title="g"), key="anim_figure")
-    show_plotly(figure_spec(generation_animation, frames, ["a", "b", "c"], 2, title="g"), key="anim_dict")
+    show_plotly(figure_spec(attention_heatmap, weights, ["a", "b", "c"], title="t", highlight_row=1), key="heat")
+    show_plotly(figure_spec(generation_animation, frames, ["a", "b", "c"], 2, title="g"), key="anim")
 
 
-def _specs(presenter: bool) -> list[dict]:
-    at = AppTest.from_function(_two_ways_script, default_timeout=60)
+def _sent(presenter: bool) -> list[dict]:
+    at = AppTest.from_function(_sent_script, default_timeout=60)
     if presenter:
         at.query_params["presenter"] = "1"
     at.run()
@@ -38,19 +37,36 @@ def _specs(presenter: bool) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
-def test_a_cached_dict_sends_the_same_figure_as_the_go_figure():
-    as_figure, as_dict, anim_figure, anim_dict = _specs(presenter=False)
-    assert as_dict == as_figure
-    assert anim_dict == anim_figure and len(anim_dict["frames"]) == 3
-    assert as_dict["layout"]["template"], "the Streamlit theme template is still there (the frontend fills it in)"
+def _as_json(spec: dict) -> dict:
+    return json.loads(json.dumps(spec, cls=PlotlyJSONEncoder))
 
 
-def test_presenter_mode_enlarges_a_dict_figure_like_a_go_figure():
-    as_figure, as_dict, anim_figure, anim_dict = _specs(presenter=True)
-    assert as_dict == as_figure and anim_dict == anim_figure
-    assert as_dict["layout"]["font"]["size"] == 20
-    normal = _specs(presenter=False)[0]
-    assert as_dict["layout"]["height"] == int(normal["layout"]["height"] * 1.2)
+def _built():
+    import streamlit  # noqa: F401 - the app's default template
+
+    from charts.causal import generation_animation
+
+    weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.5]])
+    frames = np.array([np.where(np.arange(3)[:, None] < k, weights, np.nan) for k in (1, 2, 3)])
+    return (attention_heatmap(weights, ["a", "b", "c"], title="t", highlight_row=1),
+            generation_animation(frames, ["a", "b", "c"], 2, title="g"))
+
+
+def test_the_browser_gets_the_builders_dict_as_it_is():
+    heat, anim = _sent(presenter=False)
+    built_heat, built_anim = _built()
+    assert heat == _as_json(built_heat) and anim == _as_json(built_anim) and len(anim["frames"]) == 3
+    assert heat["layout"]["template"]["layout"], "the Streamlit theme template is there (the frontend fills it in)"
+
+
+def test_presenter_mode_sends_the_presenter_variant():
+    from ui.display import presenter_spec
+
+    heat, anim = _sent(presenter=True)
+    built_heat, built_anim = _built()
+    assert heat == _as_json(presenter_spec(built_heat)) and anim == _as_json(presenter_spec(built_anim))
+    assert heat["layout"]["font"]["size"] == 20
+    assert heat["layout"]["height"] == int(built_heat["layout"]["height"] * 1.2)
 
 
 def test_figure_spec_builds_once_per_distinct_arguments():
@@ -85,128 +101,96 @@ def test_figure_spec_builds_once_per_distinct_arguments():
     assert calls == ["one", "two"]
 
 
-def test_figure_spec_is_the_figures_dict():
-    import plotly.io as pio
-
+def test_figure_spec_is_the_builders_dict():
     from ui.figures import _figure_dict, figure_spec
 
     _figure_dict.clear()
     w = np.array([[0.5, 0.5], [0.1, 0.9]])
     spec = figure_spec(attention_heatmap, w, ["p", "q"], title="x")  # outside a script run: the cache still works
-    assert pio.to_json(spec) == pio.to_json(attention_heatmap(w, ["p", "q"], title="x").to_dict())
+    assert spec == attention_heatmap(w, ["p", "q"], title="x")
 
 
-# --- the cache key: equal values, one key (issue 11) ---------------------------------------------------------------
-
-def test_args_key_is_the_same_for_equal_data_shared_or_not():
-    import pickle
-
-    from ui.figures import args_key
-
-    labels = ["the", "cat", "sat"]
-    w = np.arange(9.0).reshape(3, 3)
-    shared = (w, labels, labels, {"x": labels, "y": w})
-    separate = (w.copy(), list(labels), ["the", "cat", "sat"], {"y": np.asfortranarray(w), "x": ["the", "cat", "sat"]})
-    assert pickle.dumps(shared) != pickle.dumps(separate), "the pickle of shared data differs (why pickles were not used)"
-    assert args_key(*shared, title="t") == args_key(*separate, title="t")
-    nested_shared = [[labels, labels], (w, w)]
-    nested_separate = [[list(labels), list(labels)], (w.copy(), w.copy())]
-    assert args_key(nested_shared) == args_key(nested_separate)
-    objects = np.array(labels, dtype=object)
-    assert args_key(objects) == args_key(np.array(list(labels), dtype=object))
-
-
-def test_args_key_tells_different_values_apart():
-    from ui.figures import args_key
-
-    w = np.arange(6.0).reshape(2, 3)
-    keys = {
-        args_key(w), args_key(w.reshape(3, 2)), args_key(w.astype(np.float32)), args_key(w + 1e-12),
-        args_key(w, title="a"), args_key(w, title="b"), args_key(w, "a"), args_key([1, 2]), args_key((1, 2)),
-        args_key(["1", "2"]), args_key([[1], 2]), args_key([1, [2]]), args_key({"a": 1}), args_key({"a": 2}),
-        args_key(None), args_key(np.float64(1.0)), args_key(np.float32(1.0)),
-    }
-    assert len(keys) == 17
-
-
-def test_equal_data_shared_or_not_builds_once():
+def test_equal_values_build_once_and_different_values_again():
     calls = []
 
-    def builder(weights, rows, cols):
-        calls.append(1)
-        return attention_heatmap(weights, rows, cols)
+    def builder(weights, rows, cols, title=None):
+        calls.append(title)
+        return attention_heatmap(weights, rows, cols, title=title)
 
     from ui.figures import figure_spec
 
-    tokens = ["a", "b"]
-    w = np.eye(2) * 0.5
-    first = figure_spec(builder, w, tokens, tokens)  # the same list twice (a pickle memoizes it)
-    second = figure_spec(builder, w.copy(), ["a", "b"], ["a", "b"])
-    assert calls == [1] and json.dumps(first, default=str) == json.dumps(second, default=str)
+    w = np.arange(4.0).reshape(2, 2) / 6
+    first = figure_spec(builder, w, ["a", "b"], ["c", "d"], title="t")
+    again = figure_spec(builder, w.copy(), list(("a", "b")), ["c", "d"], title="t")  # equal copies: a cache hit
+    assert calls == ["t"] and again is first
+    for changed in ((w + 1e-12, ["a", "b"], ["c", "d"]), (w.astype(np.float32), ["a", "b"], ["c", "d"]),
+                    (w, ["a", "b"], ["c", "e"]), (w.T, ["a", "b"], ["c", "d"])):
+        figure_spec(builder, *changed, title="t")
+    figure_spec(builder, w, ["a", "b"], ["c", "d"], title="u")
+    assert calls == ["t"] * 5 + ["u"]
 
 
-# --- presenter mode as a dict transform (issue 11) ------------------------------------------------------------------
+# --- presenter mode and a phone: transforms of the shared dict ------------------------------------------------------
 
-def _old_presenter_path(spec: dict) -> dict:
-    """What show_plotly did in presenter mode before: rebuild the go.Figure, restyle it, send its dict."""
-    from ui.display import PRESENTER_FONT_SIZE, presenter_fonts
-    from ui.figures import as_figure
-
-    fig = as_figure(spec)
-    fig.update_layout(font=dict(size=PRESENTER_FONT_SIZE))
-    if fig.layout.height:
-        fig.update_layout(height=int(fig.layout.height * 1.2))
-    presenter_fonts(fig)
-    return fig.to_dict()
-
-
-def _every_page_figure() -> list[dict]:
-    from tests.apptest_utils import plotly_figures, run_page
-    from tests.pages import PAGES
-
-    specs = []
-    for page in PAGES:
-        at = run_page(page.file, "ja" if page.section in ("self_attention", "causal") else "en", timeout=120)
-        assert not at.exception, [e.message for e in at.exception]
-        specs += plotly_figures(at)
-    return specs
+def _fonts(spec: dict) -> dict:
+    """Every font size a presenter variant sets, by where it is."""
+    layout = spec["layout"]
+    found = {"layout": layout["font"]["size"], "legend": layout["legend"]["font"]["size"],
+             "hover": layout["hoverlabel"]["font"]["size"]}
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            found[name] = (axis["tickfont"]["size"], axis["title"]["font"]["size"])
+        if name.startswith("scene"):
+            found[name] = [(axis["tickfont"]["size"], axis["title"]["font"]["size"]) for axis in
+                           (layout[name]["xaxis"], layout[name]["yaxis"], layout[name]["zaxis"])]
+    for group in ("annotations", "updatemenus", "sliders"):
+        found[group] = [item["font"]["size"] for item in layout.get(group, ())]
+    for i, trace in enumerate(spec["data"]):
+        bar = trace.get("colorbar") or trace.get("marker", {}).get("colorbar")
+        found[f"trace {i}"] = (trace["textfont"]["size"], bar and (bar["tickfont"]["size"], bar["title"]["font"]["size"]))
+    return found
 
 
-def test_presenter_spec_equals_the_old_go_figure_restyle_for_every_page_figure():
-    import copy
+def test_presenter_spec_enlarges_every_text_of_subplots_scenes_menus_and_colour_bars():
+    import streamlit  # noqa: F401
 
-    import plotly.io as pio
-
+    from charts.glove import attention_cloud_3d
+    from charts.scaling import weights_animation
     from ui.display import presenter_spec
 
-    specs = _every_page_figure()
-    assert len(specs) >= 10
-    for spec in specs:
+    heat, anim = _built()
+    panels = weights_animation([8, 64], np.full((2, 3), 1 / 3), np.full((2, 3), 1 / 3), list("abc"), ("u", "s"), "w",
+                               "▶", "❚❚")
+    cloud = attention_cloud_3d(np.eye(3), list("abc"), [0.2, 0.3, 0.5], 1, title="c")
+    for spec in (heat, anim, panels, cloud):
         before = copy.deepcopy(spec)
-        new = presenter_spec(spec)
-        assert spec == before, "the cached dict is not changed"
-        assert json.loads(pio.to_json(new)) == json.loads(pio.to_json(_old_presenter_path(spec)))
-        assert new["layout"]["font"]["size"] == 20
+        big = presenter_spec(spec)
+        assert spec == before, "the shared dict is not changed"
+        assert big["layout"]["height"] == int(spec["layout"]["height"] * 1.2)
+        assert big["data"][0].get("z") is spec["data"][0].get("z")  # arrays are shared, not copied
+    fonts = _fonts(presenter_spec(heat))
+    assert fonts["layout"] == fonts["legend"] == fonts["hover"] == 20
+    assert fonts["xaxis"] == fonts["yaxis"] == (18, 20) and fonts["trace 0"] == (14, (20, 20))  # cells keep 14 px
+    assert presenter_spec(heat)["layout"]["margin"]["t"] == heat["layout"]["margin"]["t"] + 16  # room for the title
+    fonts = _fonts(presenter_spec(anim))
+    assert fonts["updatemenus"] == fonts["sliders"] == [20] and fonts["trace 1"] == (18, None)
+    fonts = _fonts(presenter_spec(panels))
+    assert fonts["xaxis2"] == fonts["yaxis2"] == (18, 20) and fonts["annotations"] == [20, 20]
+    fonts = _fonts(presenter_spec(cloud))
+    assert fonts["scene"] == [(18, 20)] * 3 and fonts[f"trace {len(cloud['data']) - 2}"] == (18, (20, 20))
 
 
-def test_presenter_spec_covers_colour_bars_subplots_scenes_and_menus():
-    import plotly.graph_objects as go
-    import plotly.io as pio
-    from plotly.subplots import make_subplots
+def test_touch_spec_fixes_every_axis_and_drag():
+    from charts.glove import attention_cloud_3d
+    from charts.scaling import weights_animation
+    from ui.display import touch_spec
 
-    from ui.display import presenter_spec
-
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
-    fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2], mode="markers", marker=dict(color=[1, 2], colorbar=dict(title="c"))),
-                  1, 1)
-    fig.add_trace(go.Heatmap(z=[[1, 2]], texttemplate="%{z}"), 1, 2)
-    fig.add_trace(go.Bar(x=[1], y=[2]), 1, 1)
-    fig.update_layout(title="t", height=300, updatemenus=[dict(buttons=[dict(label="x", method="skip")])],
-                      sliders=[dict(steps=[dict(label="s", method="skip")])])
-    spec = fig.to_dict()
-    assert json.loads(pio.to_json(presenter_spec(spec))) == json.loads(pio.to_json(_old_presenter_path(spec)))
-    scene = go.Figure(go.Scatter3d(x=[1], y=[2], z=[3], marker=dict(color=[1], colorbar=dict(title="v")))).to_dict()
-    assert json.loads(pio.to_json(presenter_spec(scene))) == json.loads(pio.to_json(_old_presenter_path(scene)))
+    panels = weights_animation([8], np.full((1, 2), 0.5), np.full((1, 2), 0.5), list("ab"), ("u", "s"), "w", "▶", "❚❚")
+    cloud = attention_cloud_3d(np.eye(3), list("abc"), [0.2, 0.3, 0.5], 1)
+    touched = touch_spec(panels)
+    assert touched["layout"]["dragmode"] is False and "dragmode" not in panels["layout"]
+    assert all(touched["layout"][a]["fixedrange"] is True for a in ("xaxis", "yaxis", "xaxis2", "yaxis2"))
+    assert touch_spec(cloud)["layout"]["scene"]["dragmode"] is False
 
 
 def test_show_plotly_in_presenter_mode_builds_no_figure():

@@ -1,37 +1,59 @@
-"""charts.glove.rank_histogram is a plain dict: the JSON sent must equal the graph_objects version's."""
+"""charts.glove: the rank histogram's shares and uniform line, the 3-D cloud's query and weights (validity for
+Plotly: tests/test_all_charts.py; the loss curve: tests/test_all_charts.py)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import streamlit  # noqa: F401 - Streamlit's default template, as in the app
 
-from charts.glove import attention_cloud_3d, rank_histogram
-from tests import reference_glove_charts as ref
-from tests.test_causal_charts import as_json, first_difference, pruned, validated
+from charts.glove import MAX_MARKER, MIN_MARKER, attention_cloud_3d, loss_curve, rank_histogram
+from charts.style import ACCENT, SECOND
+from tests.apptest_utils import decode_array
+
+COUNTS = np.array([340, 170, 125, 102, 109, 111, 106, 109, 111, 140, 214, 363])
 
 
-@pytest.mark.parametrize("counts, highlight", [
-    (np.array([340, 170, 125, 102, 109, 111, 106, 109, 111, 140, 214, 363]), 3),
-    (np.array([5, 0]), None),
-    (np.array([2000]), 1),
-])
-def test_rank_histogram_json_equals_graph_objects(counts, highlight):
-    kwargs = dict(title="Rank", rank_label="r", share_label="s", observed_label="o", uniform_label="u")
-    mine = rank_histogram(counts, highlight, **kwargs)
-    assert first_difference(as_json(mine), as_json(ref.rank_histogram(counts, highlight, **kwargs))) is None
-    assert first_difference(pruned(as_json(mine)), validated(mine)) is None
-    assert first_difference(as_json(rank_histogram(counts)), as_json(ref.rank_histogram(counts))) is None
+def cloud_input(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 3)), [f"w{i}" for i in range(n)], rng.dirichlet(np.ones(n))
 
 
-@pytest.mark.parametrize("n, query", [(12, 8), (2, 0), (5, 4)])
-def test_attention_cloud_json_equals_graph_objects(n, query):
-    rng = np.random.default_rng(n)
-    coords, weights = rng.normal(size=(n, 3)), rng.dirichlet(np.ones(n))
-    labels = [f"w{i}" for i in range(n)]
-    for title in ("Row", None):
-        kwargs = dict(title=title, weight_label="wt", query_label="q")
-        mine = attention_cloud_3d(coords, labels, weights, query, **kwargs)
-        theirs = ref.attention_cloud_3d(coords, labels, weights, query, **kwargs)
-        assert first_difference(as_json(mine), as_json(theirs)) is None
-        assert first_difference(pruned(as_json(mine)), validated(mine)) is None
+def glove_figures() -> dict[str, tuple]:
+    """Representative calls of every charts.glove builder: {name: (builder, args, kwargs)} (tests/test_all_charts.py)."""
+    return {
+        "histogram": (rank_histogram, (COUNTS, 3), dict(title="順位", rank_label="r", share_label="s")),
+        "histogram_one_rank": (rank_histogram, (np.array([2000]),), {}),
+        "cloud": (attention_cloud_3d, (*cloud_input(12), 8), dict(title="Row", weight_label="wt", query_label="q")),
+        "cloud_two": (attention_cloud_3d, (*cloud_input(2), 0), {}),
+        "loss": (loss_curve, ([1.0, 0.5],), {}),
+    }
+
+
+def test_rank_histogram_shows_shares_in_percent_with_the_uniform_line():
+    spec = rank_histogram(COUNTS, 3, title="順位", rank_label="順位", share_label="割合", uniform_label="一様")
+    bars, uniform = spec["data"]
+    assert np.allclose(decode_array(bars["y"]), 100 * COUNTS / COUNTS.sum())
+    assert np.array_equal(decode_array(bars["customdata"]), COUNTS)
+    assert np.array_equal(decode_array(bars["x"]), np.arange(1, 13))
+    assert bars["marker"]["color"] == [ACCENT if r == 3 else SECOND for r in range(1, 13)]
+    assert np.allclose(decode_array(uniform["y"]), 100 / 12) and uniform["name"] == "一様"
+    assert spec["layout"]["xaxis"]["tickvals"] == list(range(1, 13)) and spec["layout"]["title"]["text"] == "順位"
+    assert spec["layout"]["yaxis"]["title"]["text"] == "割合 (%)"
+    assert "title" not in rank_histogram(np.array([5, 0]))["layout"]
+
+
+def test_attention_cloud_puts_the_query_apart_and_sizes_words_by_weight():
+    coords, labels, weights = cloud_input(5)
+    spec = attention_cloud_3d(coords, labels, weights, 2, weight_label="重み", query_label="クエリ")
+    lines, words, query = spec["data"][:4], spec["data"][4], spec["data"][5]
+    assert len(spec["data"]) == 6 and all(tr["mode"] == "lines" for tr in lines)  # one line per other word
+    others = [0, 1, 3, 4]
+    assert words["text"] == [labels[i] for i in others] and query["text"] == [labels[2]]
+    assert np.allclose(decode_array(words["customdata"]), weights[others])
+    sizes = decode_array(words["marker"]["size"])
+    assert MIN_MARKER <= sizes.min() and sizes.max() <= MAX_MARKER
+    assert int(np.argmax(sizes)) == int(np.argmax(weights[others]))
+    assert (query["x"], query["y"], query["z"]) == ([coords[2, 0]], [coords[2, 1]], [coords[2, 2]])
+    assert query["marker"]["symbol"] == "diamond" and query["marker"]["color"] == ACCENT
+    assert words["marker"]["colorscale"][0] == [0.0, "#440154"]  # Viridis
+    assert spec["layout"]["scene"]["xaxis"]["title"]["text"] == "PC1"

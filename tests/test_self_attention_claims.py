@@ -137,10 +137,10 @@ def test_the_dict_shortcuts_give_the_builders_json(preset):
     heads = preset_heads(preset, DATA.rule_score)
     tokens = list(preset.tokens)
     kwargs = dict(height=460, show_values=False, value_label="weight", axis_titles=("key", "query"))
-    first = attention_heatmap(heads[0], tokens, title="head 0", highlight_row=0, **kwargs).to_dict()
+    first = attention_heatmap(heads[0], tokens, title="head 0", highlight_row=0, **kwargs)
     for k in range(len(HEADS)):
         for row in (0, 3, len(tokens) - 1, None):
-            expected = attention_heatmap(heads[k], tokens, title=f"head {k}", highlight_row=row, **kwargs).to_dict()
+            expected = attention_heatmap(heads[k], tokens, title=f"head {k}", highlight_row=row, **kwargs)
             assert _json(outline_row(swap_matrix(first, heads[k], f"head {k}"), row)) == _json(expected)
     with pytest.raises(ValueError):
         swap_matrix(first, np.eye(3), "wrong shape")

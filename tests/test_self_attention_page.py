@@ -8,7 +8,7 @@ from attention_core.self_attention import (
     HEADS, glove_self_attention, lines_to_keep, load_self_attention, mix_steps, multi_head_parts, preset_heads,
 )
 from attention_core.text import tokenize
-from charts.tokens import line_traces
+from charts.tokens import LINE_TRACE_PREFIX
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 from ui.common import MAX_CHARS
 from ui.i18n import load_strings
@@ -20,6 +20,11 @@ EN, JA = load_strings("en"), load_strings("ja")
 
 def coref(preset_id):
     return preset_heads(DATA.by_id(preset_id), DATA.rule_score)[0]
+
+
+def line_traces(fig):
+    """The line traces of a token_lines figure (named "line <i>")."""
+    return [tr for tr in fig["data"] if str(tr.get("name", "")).startswith(LINE_TRACE_PREFIX + " ")]
 
 
 def drawn_lines(fig):

@@ -1,5 +1,5 @@
-"""How a figure and the page's style reach the screen: st.plotly_chart without validating a figure again, presenter
-mode (its CSS, and projector-sized figures as a pure transform of the cached dict) and a phone's touch variant.
+"""How a figure and the page's style reach the screen: st.plotly_chart of a figure dict, presenter mode (its CSS, and
+projector-sized figures as a pure transform of the cached dict) and a phone's touch variant.
 """
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
@@ -33,8 +34,8 @@ def presenter_style() -> str:
 
     Streamlit truncates labels with an ellipsis (widget labels, metrics, toggles, buttons, sidebar links): here they
     wrap instead. Rules name the innermost element that carries the font size, because Streamlit writes a metric's
-    value and a widget's label as a Markdown paragraph (a general paragraph rule would otherwise win: issue 13 saw
-    metric values drop from 36 px to 20.8 px). Canvas tables (st.dataframe) are zoomed. Theme colours are untouched.
+    value and a widget's label as a Markdown paragraph (a general paragraph rule would otherwise win). Canvas tables
+    (st.dataframe) are zoomed. Theme colours are untouched.
     tests/browser/test_projector.py measures the computed sizes and looks for clipped labels on every page.
     """
     return "<style>" + PAGE_STYLE + """
@@ -77,49 +78,8 @@ def presenter_style() -> str:
     </style>"""
 
 
-def presenter_fonts(fig, size: int = PRESENTER_FONT_SIZE) -> None:
-    """Projector-sized text everywhere in a figure: Streamlit's theme sets tick, legend and colour-bar fonts
-    of its own, so the layout's font size alone leaves them small."""
-    tick = size - 2  # 1.2x a normal 14 px tick; tokens along an axis need the room
-    fig.update_layout(title_font_size=size - 2, legend_font_size=size, hoverlabel_font_size=size)
-    if fig.layout.title.text:
-        fig.update_layout(margin_t=(fig.layout.margin.t or 50) + 16)
-    fig.update_xaxes(tickfont_size=tick, title_font_size=size)
-    fig.update_yaxes(tickfont_size=tick, title_font_size=size)
-    fig.update_scenes(**{f"{axis}_{part}_size": font for axis in ("xaxis", "yaxis", "zaxis")
-                         for part, font in (("tickfont", tick), ("title_font", size))})
-    fig.update_annotations(font_size=size)
-    for menu in (*fig.layout.updatemenus, *fig.layout.sliders):
-        menu.font.size = size
-    for trace in fig.data:
-        for holder in (trace, getattr(trace, "marker", None)):
-            if holder is not None and "colorbar" in holder and holder.to_plotly_json().get("colorbar"):
-                holder.colorbar.tickfont.size = size
-                holder.colorbar.title.font.size = size
-        if "textfont" in trace:  # numbers written in heat-map cells keep their size: the cells do not grow
-            trace.textfont.size = 14 if trace.type == "heatmap" else tick
-
-
-def _trace_props(trace_type: str) -> tuple[bool, bool, bool]:
-    """(has textfont, has colorbar, its marker has colorbar) for a trace type, from Plotly's class tables (no figure)."""
-    return _TRACE_PROPS.get(trace_type) or _TRACE_PROPS.setdefault(trace_type, _read_trace_props(trace_type))
-
-
-def _read_trace_props(trace_type: str) -> tuple[bool, bool, bool]:
-    import importlib
-
-    import plotly.graph_objects as go
-
-    cls = getattr(go, trace_type[:1].upper() + trace_type[1:], None)
-    if cls is None:
-        cls = next((c for name, c in vars(go).items() if name.lower() == trace_type.lower() and hasattr(c, "_valid_props")),
-                   None)
-    props = getattr(cls, "_valid_props", set())
-    marker = getattr(importlib.import_module(f"plotly.graph_objs.{trace_type}"), "Marker", None) if "marker" in props else None
-    return "textfont" in props, "colorbar" in props, "colorbar" in getattr(marker, "_valid_props", set())
-
-
-_TRACE_PROPS: dict[str, tuple[bool, bool, bool]] = {}
+# The trace types the charts draw, all of which have a textfont (a colour bar is sized where a trace has one).
+_TEXT_TRACES = frozenset({"bar", "heatmap", "scatter", "scatter3d"})
 _AXIS_KEY = re.compile(r"^(xaxis|yaxis|scene)\d*$")
 
 
@@ -140,13 +100,13 @@ def _with_title_font(holder: dict, size: int) -> None:
 
 
 def presenter_spec(spec: dict, size: int = PRESENTER_FONT_SIZE) -> dict:
-    """A figure dict (fig.to_dict()) -> its presenter variant: the same dict transform presenter mode did on a go.Figure
-    (layout font ``size``, 1.2x height, then ``presenter_fonts``), without building one (~0.1 ms instead of ~20 ms).
+    """A figure dict -> its presenter variant: projector-sized text everywhere (layout, title, legend, hover, axes and
+    3-D scenes, annotations, menus, colour bars, trace text) and 1.2x the height. Streamlit's theme sets tick, legend
+    and colour-bar fonts of its own, so the layout's font size alone would leave them small.
 
     The input is not changed: every container on the way to a changed value is copied (arrays are shared).
-    tests/test_figures.py checks the result equals the go.Figure path's for every figure of every page.
     """
-    tick = size - 2  # as presenter_fonts
+    tick = size - 2  # 1.2x a normal 14 px tick; tokens along an axis need the room
     layout = dict(spec.get("layout") or {})
     _sized(layout, "font", size)
     if layout.get("height"):
@@ -179,31 +139,40 @@ def presenter_spec(spec: dict, size: int = PRESENTER_FONT_SIZE) -> dict:
     data = []
     for trace in spec.get("data") or ():
         trace = dict(trace)
-        has_text, has_bar, marker_bar = _trace_props(trace.get("type", "scatter"))
-        for holder, ok in ((trace, has_bar), (trace.get("marker"), marker_bar)):
-            if ok and holder and holder.get("colorbar"):
+        for holder in (trace, trace.get("marker")):
+            if holder and holder.get("colorbar"):
                 if holder is not trace:
                     holder = trace["marker"] = dict(holder)
                 bar = holder["colorbar"] = dict(holder["colorbar"])
                 _sized(bar, "tickfont", size)
                 _with_title_font(bar, size)
-        if has_text:
+        if trace.get("type", "scatter") in _TEXT_TRACES:  # numbers in heat-map cells keep their size: cells do not grow
             _sized(trace, "textfont", 14 if trace.get("type") == "heatmap" else tick)
         data.append(trace)
     return {**spec, "data": data, "layout": layout}
 
 
-def show_plotly(fig, key: str, **kwargs):
-    """st.plotly_chart with the app's export config (PNG/SVG); bigger fonts in presenter mode; kwargs pass through.
-
-    ``fig`` is a go.Figure or its dict (``fig.to_dict()``, e.g. from ui.figures.figure_spec). A dict was validated
-    when its figure was built, so it is sent as it is (st.plotly_chart would rebuild it as a go.Figure with full
-    validation: 10-30 ms per figure instead of ~0.5). Presenter mode is a pure transform of the dict
-    (``presenter_spec``): no figure is rebuilt, so a presenter rerun costs about what a normal one does.
+class _SentAsIs(BaseFigure):
+    """A figure dict st.plotly_chart sends as it is. Given a dict, st.plotly_chart (through
+    plotly.tools.return_figure_from_figure_or_data) validates it as a go.Figure on every rerun; given a BaseFigure it
+    sends ``to_dict()``, which on a go.Figure deep-copies the whole figure on every rerun. Both are public paths and
+    both cost many times the JSON encoding itself. This BaseFigure's to_dict() is the dict; the figure API is not set
+    up (BaseFigure.__init__ would build an empty figure) and nothing else is read from it. Every builder's dict is
+    validated by Plotly in tests/test_all_charts.py.
     """
-    from ui.figures import prebuilt
 
-    spec = fig if isinstance(fig, dict) else fig.to_dict()
+    def __init__(self, spec: dict):  # noqa: D107 - no super().__init__() on purpose, see the class docstring
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+
+def show_plotly(fig: dict, key: str, **kwargs):
+    """st.plotly_chart of a figure dict (a chart builder's, e.g. from ui.figures.figure_spec) with the app's export
+    config (PNG/SVG); presenter mode and a phone get their variant of the dict (``presenter_spec``, ``touch_spec``:
+    no figure is rebuilt); kwargs pass through."""
+    spec = fig
     if st.session_state.get("presenter", False):
         spec = presenter_spec(spec)
     image_format = st.session_state.get("export_format", "png")
@@ -215,7 +184,7 @@ def show_plotly(fig, key: str, **kwargs):
         # from scrolling the page: on a phone the chart is shown without selection (the page's own picker remains).
         kwargs.pop("on_select", None)
         kwargs.pop("selection_mode", None)
-    return st.plotly_chart(prebuilt(spec), key=key, config=config, **kwargs)
+    return st.plotly_chart(_SentAsIs(spec), key=key, config=config, **kwargs)
 
 
 _TOUCH_AGENTS = ("Mobi", "Android", "iPhone", "iPad")
