@@ -59,8 +59,7 @@ def test_attention_and_hidden_states_match_the_float64_reference(text, reference
     np.testing.assert_allclose(attn, ref_attn, rtol=0, atol=1e-5)
     hidden = pretrained.encoder_forward(model.weights, expected.ids).hidden
     assert hidden.shape == ref_hidden.shape == (7, len(tokens), 384)
-    np.testing.assert_allclose(hidden, ref_hidden, rtol=0, atol=2e-4)
-    assert np.abs(hidden - ref_hidden).max() < 1e-4 * np.abs(ref_hidden).max()
+    np.testing.assert_allclose(hidden, ref_hidden, rtol=0, atol=2e-5)  # float32 on values up to ~10
 
 
 def test_the_config_is_minilm_l6(model):
