@@ -82,7 +82,8 @@ def test_the_weights_are_read_once_memory_mapped_and_read_only(model):
 
 
 def test_the_memory_map_holds_the_files_bytes(model, reference_tensors):
-    np.testing.assert_array_equal(model.weights.layers[2].key_w, reference_tensors["encoder.layer.2.attention.self.key.weight"])
+    np.testing.assert_array_equal(model.weights.layers[2].key_w,
+                                  reference_tensors["encoder.layer.2.attention.self.key.weight"])
     np.testing.assert_array_equal(model.weights.position_embeddings,
                                   reference_tensors["embeddings.position_embeddings.weight"])
 
