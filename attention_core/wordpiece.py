@@ -186,14 +186,12 @@ def split_words(text: str) -> list[tuple[str, int, int]]:
 
 def word_spans(text: str, tokens: list[Token]) -> list[Word]:
     """text, its n tokens -> one Word per whitespace-separated unit, each with the tokens [first, stop) it yields."""
-    words = []
+    real = [k for k, tok in enumerate(tokens) if tok.end > tok.start]  # [CLS]/[SEP] have no characters
+    words, at = [], 0
     for word, start, end in split_words(text):
-        inside = [k for k, tok in enumerate(tokens) if tok.end > tok.start and start <= tok.start < end]
-        first = inside[0] if inside else _next_token(tokens, start)
-        words.append(Word(word, start, end, first, inside[-1] + 1 if inside else first))
+        first = real[at] if at < len(real) else len(tokens) - 1
+        while at < len(real) and tokens[real[at]].start < end:
+            at += 1  # tokens come in text order, and no token crosses a space
+        stop = real[at - 1] + 1 if at and tokens[real[at - 1]].start >= start else first
+        words.append(Word(word, start, end, first, stop))
     return words
-
-
-def _next_token(tokens: list[Token], start: int) -> int:
-    """-> the index of the first real token starting at or after ``start`` (or of [SEP])."""
-    return next((k for k, tok in enumerate(tokens) if tok.end > tok.start and tok.start >= start), len(tokens) - 1)
