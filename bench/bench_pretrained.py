@@ -4,8 +4,10 @@
     .venv/bin/python -m bench.bench_pretrained --repeats 5
 
 Memory is read from /proc/self/status before and after the first load (RssAnon = private memory, RssFile = the
-memory-mapped file's pages, shared by every process on the machine), so run it as its own process. The forward
-pass runs on one BLAS thread (attention_core.pretrained does that itself). Asserts nothing.
+memory-mapped file's pages, shared by every process on the machine), so run it as its own process. Times are
+wall-clock medians (time.perf_counter); the forward pass also in the thread's CPU time (time.thread_time), which
+leaves out waiting for a busy core. The forward pass runs on one BLAS thread (attention_core.bert does that
+itself). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -66,6 +68,16 @@ def as_float64(weights):
     return dataclasses.replace(convert(weights), layers=tuple(convert(layer) for layer in weights.layers))
 
 
+def cpu_timed(fn, repeats: int) -> list[float]:
+    """Like bench.timing.timed, in CPU seconds of this thread (time.thread_time): waiting for a busy core excluded."""
+    out = []
+    for _ in range(repeats):
+        start = time.thread_time()
+        fn()
+        out.append(time.thread_time() - start)
+    return out
+
+
 def forward_cost(repeats: int) -> None:
     from attention_core import pretrained
     model = pretrained.load_model()
@@ -74,6 +86,8 @@ def forward_cost(repeats: int) -> None:
         ids = ids_of_length(model, n)
         print(describe(f"forward pass, {n} tokens, float32",
                        timed(lambda: pretrained.encoder_forward(model.weights, ids), repeats)))
+        print(describe("  the same, CPU time of the thread",
+                       cpu_timed(lambda: pretrained.encoder_forward(model.weights, ids), repeats)))
         narrow = pretrained.encoder_forward(model.weights, ids).attentions
         double = pretrained.encoder_forward(wide, ids).attentions
         changed = int((narrow.argmax(-1) != double.argmax(-1)).sum())
