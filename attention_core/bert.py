@@ -147,12 +147,9 @@ def weights_from_tensors(tensors: dict[str, np.ndarray], config: BertConfig) -> 
     for i in range(config.num_layers):
         fields = {}
         for field, name in _LAYER_NAMES.items():
-            out_in = {"ffn_in": (ff, d), "ffn_out": (d, ff)}.get(field, (d, d))
-            if field.endswith("norm"):
-                fields[f"{field}_w"] = get(f"encoder.layer.{i}.{name}.weight", (d,))
-            else:
-                fields[f"{field}_w"] = get(f"encoder.layer.{i}.{name}.weight", out_in)
-            fields[f"{field}_b"] = get(f"encoder.layer.{i}.{name}.bias", (out_in[0],) if field == "ffn_in" else (d,))
+            shape = (d,) if field.endswith("norm") else {"ffn_in": (ff, d), "ffn_out": (d, ff)}.get(field, (d, d))
+            fields[f"{field}_w"] = get(f"encoder.layer.{i}.{name}.weight", shape)
+            fields[f"{field}_b"] = get(f"encoder.layer.{i}.{name}.bias", shape[:1])  # one bias per output
         layers.append(LayerWeights(**fields))
     return BertWeights(config, get("embeddings.word_embeddings.weight", (config.vocab_size, d)),
                        get("embeddings.position_embeddings.weight", (config.max_positions, d)),

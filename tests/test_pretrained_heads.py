@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attention_core import pretrained_heads as heads
 from attention_core import pretrained_sets as sets_module
@@ -339,3 +341,17 @@ def test_no_head_resolves_the_winograd_pairs(real):
     scores = sets_module.winograd_study(trained, sets)
     assert scores.best.weight < 0.65
     assert 0.45 < scores.mean < 0.55
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 9))
+def test_hiding_columns_keeps_the_ratios_of_the_rest(seed, n):
+    rng = np.random.default_rng(seed)
+    w = random_attention(layers=1, n_heads=2, n=n, rng=rng)
+    hidden = rng.random(n) < 0.4
+    hidden[rng.integers(n)] = False  # at least one column stays
+    out = heads.hide_columns(w, hidden)
+    np.testing.assert_allclose(out.sum(axis=-1), 1.0)
+    assert (out[..., hidden] == 0).all()
+    kept = np.flatnonzero(~hidden)
+    np.testing.assert_allclose(out[..., kept] * w[..., kept[:1]], w[..., kept] * out[..., kept[:1]], atol=1e-12)
