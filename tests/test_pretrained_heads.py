@@ -355,3 +355,15 @@ def test_hiding_columns_keeps_the_ratios_of_the_rest(seed, n):
     assert (out[..., hidden] == 0).all()
     kept = np.flatnonzero(~hidden)
     np.testing.assert_allclose(out[..., kept] * w[..., kept[:1]], w[..., kept] * out[..., kept[:1]], atol=1e-12)
+
+
+def test_the_annotated_words_make_tokens_and_the_neighbour_sets_one_token_each(real):
+    from attention_core import pretrained
+    trained, _, sets = real
+    for kind, sentences in sets.kinds.items():
+        for sentence in sentences:
+            words = pretrained.word_spans(sentence.text, trained)
+            assert len(words) == len(sentence.text.split())
+            assert all(w.stop > w.first for w in words), sentence.text
+            if kind in ("previous_token", "next_token"):
+                assert all(w.stop - w.first == 1 for w in words), sentence.text
