@@ -48,6 +48,10 @@ def memory_of_loading() -> None:
     for f in before:
         print(f"  {f:8} +{(after[f] - before[f]) / 1024:6.1f} MB")
     copy_start = _status_kb("RssAnon")
+    twin_start = _status_kb("RssAnon")
+    pretrained.untrained_twin(0)
+    print(f"  the untrained twin (seed 0): RssAnon +{(_status_kb('RssAnon') - twin_start) / 1024:.1f} MB")
+    pretrained.forget_twins()
     tensors = pretrained.read_safetensors(pretrained.model_dir() / "model.safetensors")
     copied = {k: np.array(v) for k, v in tensors.items()}
     print(f"  for comparison, copying every tensor: RssAnon +{(_status_kb('RssAnon') - copy_start) / 1024:.1f} MB "
@@ -96,8 +100,8 @@ def forward_cost(repeats: int) -> None:
               + f"   vs float32: max |dw| {np.abs(narrow - double).max():.1e}, rows whose argmax moved: {changed}")
     print(describe("attention_maps(famous sentence), 14 tokens",
                    timed(lambda: pretrained.attention_maps(FAMOUS), repeats)))
-    print(describe("untrained_twin(seed) built (uncached)",
-                   timed(lambda: pretrained.untrained_twin.__wrapped__(5), max(3, repeats // 5))))
+    print(describe("build_twin(seed) (uncached)",
+                   timed(lambda: pretrained.build_twin(5), max(3, repeats // 5))))
 
 
 def analyses_cost(repeats: int) -> None:
