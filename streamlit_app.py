@@ -1,4 +1,5 @@
-"""Attention, live: the entry point. The frame (page config, sidebar, navigation) and the error boundary."""
+"""Attention, live: the entry point. The frame (process start-up, page config, sidebar, navigation) and the error
+boundary."""
 
 from contextlib import suppress
 from pathlib import Path
@@ -10,11 +11,9 @@ from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, render_error
 from ui.display import page_style, presenter_style
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
-from ui.runtime_fixes import skip_file_watchers_on_resume
-from ui.scaling_sections import start_table
+from ui import startup
 
-skip_file_watchers_on_resume()  # a reconnecting browser must not cost ~250 ms of the server's core (once per process)
-start_table()  # lesson 4's seed-independent table: once per process, in a background thread (later calls: no-op)
+startup.start()  # once per process (later runs: no-op)
 
 # A local image, served by this server: a ":material/...:" page icon makes the browser fetch it from a font CDN,
 # the one request that left the machine (an offline classroom has no such CDN).
