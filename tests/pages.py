@@ -12,7 +12,7 @@ class PageInfo:
 
 PAGES = [
     PageInfo("lessons/home.py", "", "home"),
-    PageInfo("lessons/rnn_bottleneck.py", "rnn", "rnn"),
+    PageInfo("lessons/rnn.py", "rnn", "rnn"),
     PageInfo("lessons/qkv_library.py", "qkv", "qkv"),
     PageInfo("lessons/self_attention.py", "self-attention", "self_attention"),
     PageInfo("lessons/scaling.py", "scaling", "scaling"),

@@ -24,9 +24,9 @@ ALLOWED_SHORT = {"RNN", "GloVe", "softmax", "NumPy", "Plotly", "PNG", "SVG", "CS
 # (page file, link parameters, answer the prediction?, extra action) -> one rendered state per case.
 CASES = [
     ("lessons/home.py", {}, False),
-    ("lessons/rnn_bottleneck.py", {}, True),
-    ("lessons/rnn_bottleneck.py", {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat"}, True),
-    ("lessons/rnn_bottleneck.py", {"rnn_preset": "custom"}, False),
+    ("lessons/rnn.py", {}, True),
+    ("lessons/rnn.py", {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat"}, True),
+    ("lessons/rnn.py", {"rnn_preset": "custom"}, False),
     ("lessons/qkv_library.py", {}, False),
     ("lessons/qkv_library.py", {"qkv_step": "1"}, False),
     ("lessons/qkv_library.py", {"qkv_step": "2"}, False),

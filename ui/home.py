@@ -14,7 +14,7 @@ from ui.figures import figure_spec
 from ui.i18n import Translator
 
 LESSONS = [  # (page script, locales section), in the order of the lesson
-    ("lessons/rnn_bottleneck.py", "rnn"),
+    ("lessons/rnn.py", "rnn"),
     ("lessons/qkv_library.py", "qkv"),
     ("lessons/self_attention.py", "self_attention"),
     ("lessons/scaling.py", "scaling"),
