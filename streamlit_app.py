@@ -59,7 +59,7 @@ if st.session_state.pop("lang_notice", False):
 PAGES = [
     st.Page("lessons/home.py", title=t("nav.home"), icon=":material/home:", default=True),
     st.Page("lessons/rnn.py", title=t("nav.rnn"), icon=":material/linear_scale:", url_path="rnn"),
-    st.Page("lessons/qkv_library.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
+    st.Page("lessons/qkv.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
     st.Page("lessons/self_attention.py", title=t("nav.self_attention"), icon=":material/hub:", url_path="self-attention"),
     st.Page("lessons/scaling.py", title=t("nav.scaling"), icon=":material/functions:", url_path="scaling"),
     st.Page("lessons/causal_mask.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),

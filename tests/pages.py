@@ -13,7 +13,7 @@ class PageInfo:
 PAGES = [
     PageInfo("lessons/home.py", "", "home"),
     PageInfo("lessons/rnn.py", "rnn", "rnn"),
-    PageInfo("lessons/qkv_library.py", "qkv", "qkv"),
+    PageInfo("lessons/qkv.py", "qkv", "qkv"),
     PageInfo("lessons/self_attention.py", "self-attention", "self_attention"),
     PageInfo("lessons/scaling.py", "scaling", "scaling"),
     PageInfo("lessons/causal_mask.py", "causal", "causal"),

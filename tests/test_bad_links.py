@@ -20,7 +20,7 @@ from ui.links import unusable_link_params
 LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-params" and url_selectbox choices
     "lessons/home.py": ("home_seed", "presenter", "lang"),
     "lessons/rnn.py": ("rnn_preset", "rnn_text", "rnn_hidden", "rnn_radius", "rnn_seed"),
-    "lessons/qkv_library.py": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp",
+    "lessons/qkv.py": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp",
                                "qkv_step"),
     "lessons/self_attention.py": ("sa_preset", "sa_token", "sa_cutoff", "sa_text", "sa_random", "sa_seed"),
     "lessons/scaling.py": ("scaling_d", "scaling_scale", "scaling_tau", "scaling_keys", "scaling_seed"),
@@ -104,7 +104,7 @@ def test_every_link_parameter_of_a_page_at_once():
 
 
 SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention_sections.py": "lessons/self_attention.py",
-                 "qkv_sections.py": "lessons/qkv_library.py", "rnn.py": "lessons/rnn.py",
+                 "qkv.py": "lessons/qkv.py", "rnn.py": "lessons/rnn.py",
                  "scaling_sections.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
 
 

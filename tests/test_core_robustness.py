@@ -20,7 +20,7 @@ from attention_core.causal import (
     causal_vs_bidirectional, generation_frames, leak_test, mask_facts, random_word_vectors, replacement_vector,
 )
 from attention_core.glove_rows import projected_row, projected_rows_over_seeds, rank_counts, rank_summary, raw_row
-from attention_core.library import lookup, output_path, temperature_sweep, zero_temperature_output
+from attention_core.qkv import lookup, output_path, temperature_sweep, zero_temperature_output
 from attention_core.pca import pca_3d
 from attention_core.rnn import influence_profile
 from attention_core.scaling import (

@@ -1,4 +1,4 @@
-"""charts.library builds plain figure dicts: each must be what Plotly's validated go.Figure sends (same JSON)."""
+"""charts.qkv builds plain figure dicts: each must be what Plotly's validated go.Figure sends (same JSON)."""
 
 import json
 
@@ -8,11 +8,11 @@ import plotly.io as pio
 import pytest
 import streamlit  # noqa: F401 - registers the "streamlit" template the app's figures carry
 
-from attention_core.library import (
+from attention_core.qkv import (
     centroid, convex_hull, load_library, lookup, output_path, rgb_plane, temperature_sweep, zero_temperature_output,
 )
 from tests.reference_charts import weight_bars
-from charts.library import bars, blend_bar, key_heatmap, value_plane, value_swatches
+from charts.qkv import bars, blend_bar, key_heatmap, value_plane, value_swatches
 from tests.reference_charts import attention_heatmap
 from charts.style import DIVERGING
 

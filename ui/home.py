@@ -15,7 +15,7 @@ from ui.i18n import Translator
 
 LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/rnn.py", "rnn"),
-    ("lessons/qkv_library.py", "qkv"),
+    ("lessons/qkv.py", "qkv"),
     ("lessons/self_attention.py", "self_attention"),
     ("lessons/scaling.py", "scaling"),
     ("lessons/causal_mask.py", "causal"),
