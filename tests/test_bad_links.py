@@ -103,7 +103,7 @@ def test_every_link_parameter_of_a_page_at_once():
             assert_nothing_broken(open_link(file, {k: value for k in keys if k != "lang"}), allowed_words=(value,))
 
 
-SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention_sections.py": "lessons/self_attention.py",
+SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention.py": "lessons/self_attention.py",
                  "qkv.py": "lessons/qkv.py", "rnn.py": "lessons/rnn.py",
                  "scaling_sections.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
 
