@@ -105,7 +105,7 @@ def test_every_link_parameter_of_a_page_at_once():
 
 SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention.py": "lessons/self_attention.py",
                  "qkv.py": "lessons/qkv.py", "rnn.py": "lessons/rnn.py",
-                 "scaling_sections.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
+                 "scaling.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
 
 
 def url_selectbox_keys() -> dict[str, set[str]]:
