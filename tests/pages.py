@@ -16,7 +16,7 @@ PAGES = [
     PageInfo("lessons/qkv.py", "qkv", "qkv"),
     PageInfo("lessons/self_attention.py", "self-attention", "self_attention"),
     PageInfo("lessons/scaling.py", "scaling", "scaling"),
-    PageInfo("lessons/causal_mask.py", "causal", "causal"),
+    PageInfo("lessons/causal.py", "causal", "causal"),
     PageInfo("lessons/glove_experiment.py", "glove", "glove"),
     PageInfo("lessons/transformer_block.py", "transformer", "transformer"),
 ]

@@ -24,7 +24,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                                "qkv_step"),
     "lessons/self_attention.py": ("sa_preset", "sa_token", "sa_cutoff", "sa_text", "sa_random", "sa_seed"),
     "lessons/scaling.py": ("scaling_d", "scaling_scale", "scaling_tau", "scaling_keys", "scaling_seed"),
-    "lessons/causal_mask.py": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated",
+    "lessons/causal.py": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated",
                                "causal_leak_pos", "causal_leak_how", "causal_leak_word"),
     "lessons/glove_experiment.py": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed",
                                     "glove_cloud"),

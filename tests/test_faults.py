@@ -143,7 +143,7 @@ def test_every_page_survives_unreadable_glove_files(unreadable_glove, page):
 # --- a malformed preset file -----------------------------------------------------------------------------------------
 
 RNN, QKV, SA = "lessons/rnn.py", "lessons/qkv.py", "lessons/self_attention.py"
-CAUSAL, GLOVE = "lessons/causal_mask.py", "lessons/glove_experiment.py"
+CAUSAL, GLOVE = "lessons/causal.py", "lessons/glove_experiment.py"
 PRESETS = {  # file -> (a field whose first line we rename, the field path the message must name, pages reading it)
     "sentences": ("text", "sentences[0].text", (RNN, CAUSAL)),
     "qkv": ("default_temperature", "default_temperature", (QKV,)),

@@ -35,9 +35,9 @@ CASES = [
     ("lessons/self_attention.py", {"sa_random": "true", "sa_seed": "3"}, True),
     ("lessons/scaling.py", {}, True),
     ("lessons/scaling.py", {"scaling_scale": "false", "scaling_d": "4"}, True),
-    ("lessons/causal_mask.py", {}, True),
-    ("lessons/causal_mask.py", {"causal_glove": "false", "causal_leak_how": "random"}, True),
-    ("lessons/causal_mask.py", {"causal_preset": "custom", "causal_text": "   "}, False),
+    ("lessons/causal.py", {}, True),
+    ("lessons/causal.py", {"causal_glove": "false", "causal_leak_how": "random"}, True),
+    ("lessons/causal.py", {"causal_preset": "custom", "causal_text": "   "}, False),
     ("lessons/glove_experiment.py", {}, True),
     ("lessons/glove_experiment.py", {"glove_sentence": "猫 が 座った"}, False),
 ]

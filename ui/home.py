@@ -18,7 +18,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/qkv.py", "qkv"),
     ("lessons/self_attention.py", "self_attention"),
     ("lessons/scaling.py", "scaling"),
-    ("lessons/causal_mask.py", "causal"),
+    ("lessons/causal.py", "causal"),
     ("lessons/glove_experiment.py", "glove"),
     ("lessons/transformer_block.py", "transformer"),
 ]
