@@ -17,6 +17,6 @@ PAGES = [
     PageInfo("lessons/self_attention.py", "self-attention", "self_attention"),
     PageInfo("lessons/scaling.py", "scaling", "scaling"),
     PageInfo("lessons/causal.py", "causal", "causal"),
-    PageInfo("lessons/glove_experiment.py", "glove", "glove"),
+    PageInfo("lessons/glove.py", "glove", "glove"),
     PageInfo("lessons/transformer_block.py", "transformer", "transformer"),
 ]

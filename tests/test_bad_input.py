@@ -70,7 +70,7 @@ class Setup:
 
 
 RNN, QKV, SA = "lessons/rnn.py", "lessons/qkv.py", "lessons/self_attention.py"
-SCALING, CAUSAL, GLOVE = "lessons/scaling.py", "lessons/causal.py", "lessons/glove_experiment.py"
+SCALING, CAUSAL, GLOVE = "lessons/scaling.py", "lessons/causal.py", "lessons/glove.py"
 CAUSAL_CUSTOM = (("selectbox", "causal_preset", "custom"), ("radio", "causal_predict", 1))
 GLOVE_REVEALED = (("radio", "glove_predict", 1),)
 SETUPS = [

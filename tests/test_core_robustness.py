@@ -29,7 +29,7 @@ from attention_core.scaling import (
 )
 from attention_core.self_attention import glove_self_attention, lines_to_keep
 from attention_core.text import tokenize
-from attention_core.training import TrainSetting, pack_batch, sentence_row, train_head
+from attention_core.glove_training import TrainSetting, pack_batch, sentence_row, train_head
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 SLOW = settings(max_examples=15, deadline=None, derandomize=True)

@@ -38,8 +38,8 @@ CASES = [
     ("lessons/causal.py", {}, True),
     ("lessons/causal.py", {"causal_glove": "false", "causal_leak_how": "random"}, True),
     ("lessons/causal.py", {"causal_preset": "custom", "causal_text": "   "}, False),
-    ("lessons/glove_experiment.py", {}, True),
-    ("lessons/glove_experiment.py", {"glove_sentence": "猫 が 座った"}, False),
+    ("lessons/glove.py", {}, True),
+    ("lessons/glove.py", {"glove_sentence": "猫 が 座った"}, False),
 ]
 
 
@@ -84,7 +84,7 @@ def render(file: str, query: dict, answer: bool):
             if radio.key and radio.key.endswith("_predict"):
                 radio.set_value(1)
         at.run()
-        if file.endswith("glove_experiment.py"):
+        if file.endswith("glove.py"):
             at.button(key="glove_train").click().run()
         assert_clean(at)
     return at

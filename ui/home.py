@@ -19,7 +19,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/self_attention.py", "self_attention"),
     ("lessons/scaling.py", "scaling"),
     ("lessons/causal.py", "causal"),
-    ("lessons/glove_experiment.py", "glove"),
+    ("lessons/glove.py", "glove"),
     ("lessons/transformer_block.py", "transformer"),
 ]
 DEMO_TOKENS = ["a", "b", "c", "d", "e"]
