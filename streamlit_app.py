@@ -64,7 +64,7 @@ PAGES = [
     st.Page("lessons/scaling.py", title=t("nav.scaling"), icon=":material/functions:", url_path="scaling"),
     st.Page("lessons/causal.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
     st.Page("lessons/glove.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
-    st.Page("lessons/transformer_block.py", title=t("nav.transformer"), icon=":material/stacks:", url_path="transformer"),
+    st.Page("lessons/transformer.py", title=t("nav.transformer"), icon=":material/stacks:", url_path="transformer"),
 ]
 
 page = st.navigation(PAGES)

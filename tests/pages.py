@@ -18,5 +18,5 @@ PAGES = [
     PageInfo("lessons/scaling.py", "scaling", "scaling"),
     PageInfo("lessons/causal.py", "causal", "causal"),
     PageInfo("lessons/glove.py", "glove", "glove"),
-    PageInfo("lessons/transformer_block.py", "transformer", "transformer"),
+    PageInfo("lessons/transformer.py", "transformer", "transformer"),
 ]

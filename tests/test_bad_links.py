@@ -28,7 +28,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                                "causal_leak_pos", "causal_leak_how", "causal_leak_word"),
     "lessons/glove.py": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed",
                                     "glove_cloud"),
-    "lessons/transformer_block.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
+    "lessons/transformer.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
                                      "transformer_pos", "transformer_act"),
 }
 BAD_VALUES = {

@@ -1,4 +1,4 @@
-"""Lesson 7 (lessons/transformer_block.py) in AppTest: both languages, the figures equal the core's numbers, the
+"""Lesson 7 (lessons/transformer.py) in AppTest: both languages, the figures equal the core's numbers, the
 sentence-dependent slider follows the sentence, bad input and extreme values give messages, never tracebacks."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.visible_text import visible_texts
 from ui.common import md_escape
 from ui.i18n import load_strings
 
-PAGE = "lessons/transformer_block.py"
+PAGE = "lessons/transformer.py"
 DEFAULT = "the cat sat on the warm mat"
 
 

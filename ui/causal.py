@@ -18,12 +18,12 @@ from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from charts.causal import generation_animation, leak_bars, masked_scores_heatmap, weights_heatmap
 from ui.common import (
-    MAX_CHARS, bounded_slider, csv_download, explanation, glove_vectors, guarded_fragment, heatmap_axes, md_escape,
-    predict_then_reveal, sentence_tokens, show_unknown, url_selectbox,
+    MAX_CHARS, bounded_slider, csv_download, explanation, guarded_fragment, heatmap_axes, md_escape,
+    predict_then_reveal, url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
-from ui.word_vectors import word_vectors
+from ui.word_vectors import sentence_vectors, vector_controls, word_vectors
 
 S = "causal"
 
@@ -67,10 +67,7 @@ def controls(t) -> Controls:
     else:
         text = presets[choice].text
         c1.caption(md_escape(text))
-    use_glove = c2.toggle(t("causal.use_glove"), value=True, help=t("causal.use_glove_help"),
-                          key="causal_glove", bind="query-params")
-    seed = int(c3.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
-                               help=t("causal.seed_help"), key="causal_seed", bind="query-params"))
+    use_glove, seed = vector_controls(t, S, c2, c3)
     return Controls(text, use_glove, seed)
 
 
@@ -85,17 +82,10 @@ class Sentence(NamedTuple):
 
 def section_vectors(t, c: Controls) -> Sentence | None:
     """The sentence's tokens -> their vectors (GloVe, or seeded random); None (with a message shown) if none."""
-    tokens = sentence_tokens(t, c.text)
-    if tokens is None:
+    found = sentence_vectors(t, S, c.text, c.use_glove, c.seed)
+    if found is None:
         return None
-    kv = glove_vectors(t) if c.use_glove else None
-    if c.use_glove and kv is None:
-        return None
-    X, words, unknown = word_vectors(tuple(tokens), c.use_glove, 0 if c.use_glove else c.seed, _kv=kv)
-    show_unknown(t, unknown)
-    if not words:
-        st.warning(t("causal.no_known"))
-        return None
+    X, words, kv = found
     st.caption(t("causal.vectors_glove" if c.use_glove else "causal.vectors_random", d=X.shape[1])
                + " " + t("causal.projection_note"))
     return Sentence(X, words, [md_escape(w) for w in words], c.seed, c.use_glove, kv)

@@ -20,7 +20,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/scaling.py", "scaling"),
     ("lessons/causal.py", "causal"),
     ("lessons/glove.py", "glove"),
-    ("lessons/transformer_block.py", "transformer"),
+    ("lessons/transformer.py", "transformer"),
 ]
 DEMO_TOKENS = ["a", "b", "c", "d", "e"]
 
