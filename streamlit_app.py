@@ -19,7 +19,7 @@ startup.start()  # once per process (later runs: no-op)
 # the one request that left the machine (an offline classroom has no such CDN).
 PAGE_ICON = Path(__file__).resolve().parent / "assets" / "page_icon.png"
 st.set_page_config(page_title="Attention, live", page_icon=PAGE_ICON, layout="wide")
-st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # (ui.common.show_stored_choice)
+st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # full runs, for ui.common.show_stored_choice
 
 # The language lives in the URL as ?lang=en|ja (the code, not the label), held by a hidden text box bound to the URL.
 # Streamlit's browser side carries bound parameters over a page change, so a page change needs no URL write of ours

@@ -69,8 +69,8 @@ def cloud_coords(X):
     return pca_3d(X)
 
 
-# The training set is the same for everyone and never changes: one shared read-only copy (st.cache_resource). As
-# st.cache_data it was unpickled on every rerun of the training section (~2 % of the server's CPU under a class's load).
+# The training set is the same for everyone and never changes: one shared read-only copy (st.cache_resource), not a
+# pickled copy per rerun of the training section (st.cache_data).
 @st.cache_resource(show_spinner=False)
 def pronoun_data(_kv):
     dataset = load_pronoun_dataset()
