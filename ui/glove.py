@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.glove import embed, split_known
+from attention_core import glove as glove_core  # looked up at call time: tests replace glove_core.embed
 from attention_core.glove_rows import (
     all_ranks, direction_ranks, projected_row, rank_counts, rank_summary, ranks_in_rows, raw_row, sorted_order,
 )
@@ -108,8 +108,8 @@ def controls(t) -> Sentence | None:
     kv = glove_vectors(t)
     if kv is None:
         return None
-    X, unknown = embed(tokens, kv)
-    words = split_known(tokens, kv)[0]
+    X, unknown = glove_core.embed(tokens, kv)
+    words = glove_core.split_known(tokens, kv)[0]
     show_unknown(t, unknown)
     if len(words) < 2:
         st.warning(t("glove.too_few", n=len(words)))
