@@ -6,7 +6,8 @@
 - lesson 4's seed-independent table, computed in a background thread while the first visitors read.
 ``glove()`` is the one process-lifetime resource loaded on first use (a process that serves only pages without
 word vectors never pays for it); once loaded, everything alive is moved out of the cyclic GC for good
-(``gc.freeze``), because the frame turns off Streamlit's collection after every run (.streamlit/config.toml).
+(``gc.freeze``): .streamlit/config.toml turns off Streamlit's full collection after every run, and Python's own
+collections then skip these permanent objects.
 """
 
 from __future__ import annotations
