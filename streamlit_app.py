@@ -1,4 +1,5 @@
-"""Attention, live: the entry point. The frame (page config, sidebar, navigation) and the error boundary."""
+"""Attention, live: the entry point. The frame (process start-up, page config, sidebar, navigation) and the error
+boundary."""
 
 from contextlib import suppress
 from pathlib import Path
@@ -10,17 +11,15 @@ from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, render_error
 from ui.display import page_style, presenter_style
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
-from ui.runtime_fixes import skip_file_watchers_on_resume
-from ui.scaling_sections import start_table
+from ui import startup
 
-skip_file_watchers_on_resume()  # a reconnecting browser must not cost ~250 ms of the server's core (once per process)
-start_table()  # lesson 4's seed-independent table: once per process, in a background thread (later calls: no-op)
+startup.start()  # once per process (later runs: no-op)
 
 # A local image, served by this server: a ":material/...:" page icon makes the browser fetch it from a font CDN,
 # the one request that left the machine (an offline classroom has no such CDN).
 PAGE_ICON = Path(__file__).resolve().parent / "assets" / "page_icon.png"
 st.set_page_config(page_title="Attention, live", page_icon=PAGE_ICON, layout="wide")
-st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # (ui.common.show_stored_choice)
+st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # full runs, for ui.common.show_stored_choice
 
 # The language lives in the URL as ?lang=en|ja (the code, not the label), held by a hidden text box bound to the URL.
 # Streamlit's browser side carries bound parameters over a page change, so a page change needs no URL write of ours
@@ -59,13 +58,13 @@ if st.session_state.pop("lang_notice", False):
 
 PAGES = [
     st.Page("lessons/home.py", title=t("nav.home"), icon=":material/home:", default=True),
-    st.Page("lessons/rnn_bottleneck.py", title=t("nav.rnn"), icon=":material/linear_scale:", url_path="rnn"),
-    st.Page("lessons/qkv_library.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
+    st.Page("lessons/rnn.py", title=t("nav.rnn"), icon=":material/linear_scale:", url_path="rnn"),
+    st.Page("lessons/qkv.py", title=t("nav.qkv"), icon=":material/local_library:", url_path="qkv"),
     st.Page("lessons/self_attention.py", title=t("nav.self_attention"), icon=":material/hub:", url_path="self-attention"),
     st.Page("lessons/scaling.py", title=t("nav.scaling"), icon=":material/functions:", url_path="scaling"),
-    st.Page("lessons/causal_mask.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
-    st.Page("lessons/glove_experiment.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
-    st.Page("lessons/transformer_block.py", title=t("nav.transformer"), icon=":material/stacks:", url_path="transformer"),
+    st.Page("lessons/causal.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
+    st.Page("lessons/glove.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
+    st.Page("lessons/transformer.py", title=t("nav.transformer"), icon=":material/stacks:", url_path="transformer"),
 ]
 
 page = st.navigation(PAGES)

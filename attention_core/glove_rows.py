@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import SeedLike, as_generator, attention_weights, ranks_in_rows
-from .training import projection_pair
+from .glove_training import projection_pair
 
 
 def raw_row(X, query_index: int) -> np.ndarray:

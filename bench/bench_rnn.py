@@ -21,7 +21,7 @@ from attention_core import rnn, rnn_probe
 from bench.timing import describe, timed
 
 logger.get_logger("streamlit.runtime.caching.cache_data_api").setLevel("ERROR")  # "No runtime found": expected here
-from ui.rnn_sections import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN  # noqa: E402
+from ui.rnn import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN  # noqa: E402
 
 
 def probe(radius: float, seed: int):

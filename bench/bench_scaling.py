@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.bench_scaling --repeats 9 --draws 1000
 
 The page computes this table once per process, in a background thread started by the app's first run
-(ui/scaling_sections.py); this measures that computation. Also times the light per-rerun pieces and the figure
+(ui/scaling.py); this measures that computation. Also times the light per-rerun pieces and the figure
 builders (plain dicts, charts/scaling.py) that a cache miss pays. Prints the median and the spread; asserts nothing
 about time.
 """

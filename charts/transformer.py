@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.bars import change_bars
 from charts.dicts import figure, layout as figure_layout
 from charts.style import DIVERGING
-
-__all__ = ["change_bars", "feature_heatmap"]
-
 
 def feature_heatmap(values, row_labels, title: str | None = None, value_label: str = "value",
                     axis_titles: tuple[str, str] = ("dimension", "token")) -> dict:

@@ -12,11 +12,11 @@ class PageInfo:
 
 PAGES = [
     PageInfo("lessons/home.py", "", "home"),
-    PageInfo("lessons/rnn_bottleneck.py", "rnn", "rnn"),
-    PageInfo("lessons/qkv_library.py", "qkv", "qkv"),
+    PageInfo("lessons/rnn.py", "rnn", "rnn"),
+    PageInfo("lessons/qkv.py", "qkv", "qkv"),
     PageInfo("lessons/self_attention.py", "self-attention", "self_attention"),
     PageInfo("lessons/scaling.py", "scaling", "scaling"),
-    PageInfo("lessons/causal_mask.py", "causal", "causal"),
-    PageInfo("lessons/glove_experiment.py", "glove", "glove"),
-    PageInfo("lessons/transformer_block.py", "transformer", "transformer"),
+    PageInfo("lessons/causal.py", "causal", "causal"),
+    PageInfo("lessons/glove.py", "glove", "glove"),
+    PageInfo("lessons/transformer.py", "transformer", "transformer"),
 ]

@@ -17,7 +17,7 @@ import streamlit  # noqa: F401 - registers Streamlit's default template, as in t
 import charts
 from charts.bars import change_bars, weight_bars
 from charts.glove import loss_curve
-from charts.heads import outline_row, swap_matrix
+from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap, heatmap_height
 from charts.rnn import influence_chart, memory_probe_chart
 from charts.style import ACCENT, MASKED_GREY, SECOND

@@ -69,8 +69,8 @@ class Setup:
         return at
 
 
-RNN, QKV, SA = "lessons/rnn_bottleneck.py", "lessons/qkv_library.py", "lessons/self_attention.py"
-SCALING, CAUSAL, GLOVE = "lessons/scaling.py", "lessons/causal_mask.py", "lessons/glove_experiment.py"
+RNN, QKV, SA = "lessons/rnn.py", "lessons/qkv.py", "lessons/self_attention.py"
+SCALING, CAUSAL, GLOVE = "lessons/scaling.py", "lessons/causal.py", "lessons/glove.py"
 CAUSAL_CUSTOM = (("selectbox", "causal_preset", "custom"), ("radio", "causal_predict", 1))
 GLOVE_REVEALED = (("radio", "glove_predict", 1),)
 SETUPS = [
@@ -89,7 +89,7 @@ SETUPS = [
     Setup("glove", GLOVE, GLOVE_REVEALED, ("glove_sentence",), ("glove_raw_bars", "glove_projected_bars", "glove_cloud_fig")),
     Setup("glove_trained", GLOVE, GLOVE_REVEALED + (("slider", "glove_train_steps", 20), ("click", "glove_train", None)),
           ("glove_sentence",), ("glove_raw_bars", "glove_after_bars")),
-    Setup("transformer", "lessons/transformer_block.py", (("radio", "transformer_predict", 1),), ("transformer_text",),
+    Setup("transformer", "lessons/transformer.py", (("radio", "transformer_predict", 1),), ("transformer_text",),
           ("transformer_out_fig", "transformer_local_fig")),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]

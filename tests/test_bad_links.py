@@ -19,16 +19,16 @@ from ui.links import unusable_link_params
 
 LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-params" and url_selectbox choices
     "lessons/home.py": ("home_seed", "presenter", "lang"),
-    "lessons/rnn_bottleneck.py": ("rnn_preset", "rnn_text", "rnn_hidden", "rnn_radius", "rnn_seed"),
-    "lessons/qkv_library.py": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp",
+    "lessons/rnn.py": ("rnn_preset", "rnn_text", "rnn_hidden", "rnn_radius", "rnn_seed"),
+    "lessons/qkv.py": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp",
                                "qkv_step"),
     "lessons/self_attention.py": ("sa_preset", "sa_token", "sa_cutoff", "sa_text", "sa_random", "sa_seed"),
     "lessons/scaling.py": ("scaling_d", "scaling_scale", "scaling_tau", "scaling_keys", "scaling_seed"),
-    "lessons/causal_mask.py": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated",
+    "lessons/causal.py": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated",
                                "causal_leak_pos", "causal_leak_how", "causal_leak_word"),
-    "lessons/glove_experiment.py": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed",
+    "lessons/glove.py": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed",
                                     "glove_cloud"),
-    "lessons/transformer_block.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
+    "lessons/transformer.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
                                      "transformer_pos", "transformer_act"),
 }
 BAD_VALUES = {
@@ -103,13 +103,12 @@ def test_every_link_parameter_of_a_page_at_once():
             assert_nothing_broken(open_link(file, {k: value for k in keys if k != "lang"}), allowed_words=(value,))
 
 
-SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention_sections.py": "lessons/self_attention.py",
-                 "qkv_sections.py": "lessons/qkv_library.py", "rnn_sections.py": "lessons/rnn_bottleneck.py",
-                 "scaling_sections.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
+SECTION_FILES = {f"{stem}.py": f"lessons/{stem}.py" for stem in ("home", "rnn", "qkv", "self_attention", "scaling",
+                                                                  "causal", "glove", "transformer")}  # ui/<stem>.py
 
 
 def url_selectbox_keys() -> dict[str, set[str]]:
-    """page file -> the keys of its ui.common.url_selectbox calls (ui/glove_sections.py belongs to lesson 6)."""
+    """page file -> the keys of its ui.common.url_selectbox calls (ui/glove.py belongs to lesson 6)."""
     found: dict[str, set[str]] = {}
     for path in CODE_FILES:
         page = SECTION_FILES.get(path.name, str(path.relative_to(ROOT)))
@@ -161,7 +160,7 @@ def test_limits_doc_states_the_numbers_of_the_code():
     """docs/limits.md lists what a user can expect; every number in it comes from the code and is checked here."""
     from attention_core.causal import RANDOM_DIM
     from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, TEMPERATURE_CHOICES
-    from ui import glove_sections
+    from ui import glove as glove_sections
     from ui.common import MAX_TOKENS
 
     doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ from attention_core.causal import (
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 
-PAGE = "lessons/causal_mask.py"
+PAGE = "lessons/causal.py"
 DEFAULT = "The animal didn't cross the street because it was too tired"
 N = len(tokenize(DEFAULT))  # 12
 

@@ -142,13 +142,13 @@ def test_every_page_survives_unreadable_glove_files(unreadable_glove, page):
 
 # --- a malformed preset file -----------------------------------------------------------------------------------------
 
-RNN, QKV, SA = "lessons/rnn_bottleneck.py", "lessons/qkv_library.py", "lessons/self_attention.py"
-CAUSAL, GLOVE = "lessons/causal_mask.py", "lessons/glove_experiment.py"
+RNN, QKV, SA = "lessons/rnn.py", "lessons/qkv.py", "lessons/self_attention.py"
+CAUSAL, GLOVE = "lessons/causal.py", "lessons/glove.py"
 PRESETS = {  # file -> (a field whose first line we rename, the field path the message must name, pages reading it)
     "sentences": ("text", "sentences[0].text", (RNN, CAUSAL)),
-    "library": ("default_temperature", "default_temperature", (QKV,)),
+    "qkv": ("default_temperature", "default_temperature", (QKV,)),
     "self_attention": ("rule_score", "rule_score", (SA,)),
-    "pronoun_sentences": ("pronoun", "pronoun", (GLOVE,)),
+    "glove": ("pronoun", "pronoun", (GLOVE,)),
 }
 BREAKAGES = ("missing_field", "not_toml", "missing_file")
 PRESET_CASES = [(name, how, file) for name, (_, _, files) in PRESETS.items() for how in BREAKAGES for file in files]

@@ -17,10 +17,10 @@ from attention_core.glove import embed
 from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
 from attention_core.pca import pca_3d
 from attention_core.presets import DATA_DIR, PresetError
-from attention_core.pronouns import build_split, load_pronoun_dataset, pronoun_batch
+from attention_core.glove_pronouns import build_split, load_pronoun_dataset, pronoun_batch
 from attention_core.self_attention import top_targets
 from attention_core.text import tokenize
-from attention_core.training import projection_pair
+from attention_core.glove_training import projection_pair
 
 SENTENCE = "the animal did not cross the street because it was too tired"
 
@@ -195,7 +195,7 @@ def test_pronoun_batch(glove):
         np.testing.assert_allclose(batch.X[i, s.answer_index], glove[s.answer])
 
 
-GOOD = (DATA_DIR / "pronoun_sentences.toml").read_text(encoding="utf-8")
+GOOD = (DATA_DIR / "glove.toml").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("old, new, field", [
@@ -215,23 +215,23 @@ GOOD = (DATA_DIR / "pronoun_sentences.toml").read_text(encoding="utf-8")
 ])
 def test_bad_dataset_names_file_and_field(tmp_path: Path, old, new, field):
     assert old in GOOD, old
-    (tmp_path / "pronoun_sentences.toml").write_text(GOOD.replace(old, new, 1), encoding="utf-8")
+    (tmp_path / "glove.toml").write_text(GOOD.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(PresetError) as err:
         load_pronoun_dataset(tmp_path)
     message = str(err.value)
-    assert "pronoun_sentences.toml" in message and f"'{field}" in message, message
+    assert "glove.toml" in message and f"'{field}" in message, message
 
 
 def test_missing_or_broken_file_is_named(tmp_path: Path):
-    with pytest.raises(PresetError, match="pronoun_sentences.toml"):
+    with pytest.raises(PresetError, match="glove.toml"):
         load_pronoun_dataset(tmp_path)
-    (tmp_path / "pronoun_sentences.toml").write_text("pronoun = [", encoding="utf-8")
-    with pytest.raises(PresetError, match="pronoun_sentences.toml: not valid TOML"):
+    (tmp_path / "glove.toml").write_text("pronoun = [", encoding="utf-8")
+    with pytest.raises(PresetError, match="glove.toml: not valid TOML"):
         load_pronoun_dataset(tmp_path)
 
 
 def test_good_copy_loads(tmp_path: Path):
-    shutil.copy(DATA_DIR / "pronoun_sentences.toml", tmp_path)
+    shutil.copy(DATA_DIR / "glove.toml", tmp_path)
     assert load_pronoun_dataset(tmp_path).train == load_pronoun_dataset().train
 
 

@@ -11,7 +11,7 @@ from attention_core.glove_rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
 
-PAGE = "lessons/glove_experiment.py"
+PAGE = "lessons/glove.py"
 DEFAULT = "The animal didn't cross the street because it was too tired"  # as the other pages write it
 WORDS = tokenize(DEFAULT)
 QI, TI = WORDS.index("it"), WORDS.index("animal")

@@ -24,22 +24,22 @@ ALLOWED_SHORT = {"RNN", "GloVe", "softmax", "NumPy", "Plotly", "PNG", "SVG", "CS
 # (page file, link parameters, answer the prediction?, extra action) -> one rendered state per case.
 CASES = [
     ("lessons/home.py", {}, False),
-    ("lessons/rnn_bottleneck.py", {}, True),
-    ("lessons/rnn_bottleneck.py", {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat"}, True),
-    ("lessons/rnn_bottleneck.py", {"rnn_preset": "custom"}, False),
-    ("lessons/qkv_library.py", {}, False),
-    ("lessons/qkv_library.py", {"qkv_step": "1"}, False),
-    ("lessons/qkv_library.py", {"qkv_step": "2"}, False),
-    ("lessons/qkv_library.py", {"qkv_step": "3", "qkv_query": "none"}, True),
+    ("lessons/rnn.py", {}, True),
+    ("lessons/rnn.py", {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat"}, True),
+    ("lessons/rnn.py", {"rnn_preset": "custom"}, False),
+    ("lessons/qkv.py", {}, False),
+    ("lessons/qkv.py", {"qkv_step": "1"}, False),
+    ("lessons/qkv.py", {"qkv_step": "2"}, False),
+    ("lessons/qkv.py", {"qkv_step": "3", "qkv_query": "none"}, True),
     ("lessons/self_attention.py", {}, True),
     ("lessons/self_attention.py", {"sa_random": "true", "sa_seed": "3"}, True),
     ("lessons/scaling.py", {}, True),
     ("lessons/scaling.py", {"scaling_scale": "false", "scaling_d": "4"}, True),
-    ("lessons/causal_mask.py", {}, True),
-    ("lessons/causal_mask.py", {"causal_glove": "false", "causal_leak_how": "random"}, True),
-    ("lessons/causal_mask.py", {"causal_preset": "custom", "causal_text": "   "}, False),
-    ("lessons/glove_experiment.py", {}, True),
-    ("lessons/glove_experiment.py", {"glove_sentence": "猫 が 座った"}, False),
+    ("lessons/causal.py", {}, True),
+    ("lessons/causal.py", {"causal_glove": "false", "causal_leak_how": "random"}, True),
+    ("lessons/causal.py", {"causal_preset": "custom", "causal_text": "   "}, False),
+    ("lessons/glove.py", {}, True),
+    ("lessons/glove.py", {"glove_sentence": "猫 が 座った"}, False),
 ]
 
 
@@ -84,7 +84,7 @@ def render(file: str, query: dict, answer: bool):
             if radio.key and radio.key.endswith("_predict"):
                 radio.set_value(1)
         at.run()
-        if file.endswith("glove_experiment.py"):
+        if file.endswith("glove.py"):
             at.button(key="glove_train").click().run()
         assert_clean(at)
     return at

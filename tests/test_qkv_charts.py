@@ -1,14 +1,14 @@
-"""charts.library (lesson 2): keys, scores and weights, the values' swatches, the blend and the value plane show the
+"""charts.qkv (lesson 2): keys, scores and weights, the values' swatches, the blend and the value plane show the
 library's numbers with the books' titles (validity for Plotly: tests/test_all_charts.py)."""
 
 import numpy as np
 import pytest
 import streamlit  # noqa: F401 - registers the "streamlit" template the app's figures carry
 
-from attention_core.library import (
+from attention_core.qkv import (
     centroid, convex_hull, load_library, lookup, output_path, rgb_plane, temperature_sweep, zero_temperature_output,
 )
-from charts.library import bars, blend_bar, key_heatmap, value_plane, value_swatches
+from charts.qkv import bars, blend_bar, key_heatmap, value_plane, value_swatches
 from charts.style import ACCENT, SECOND
 from tests.apptest_utils import decode_array
 
@@ -18,7 +18,7 @@ NAMES = {k: k for k in ("hull", "path", "current", "cold", "hot", "temperature",
 
 
 def calls(query, tau) -> tuple:
-    """(the lookup, {name: (builder, args, kwargs)}) for every charts.library builder (tests/test_all_charts.py)."""
+    """(the lookup, {name: (builder, args, kwargs)}) for every charts.qkv builder (tests/test_all_charts.py)."""
     found = lookup(query, LIB.keys, LIB.values, tau)
     temps = temperature_sweep(0.05, 20)
     path = output_path(query, LIB.keys, LIB.values, temps)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_core.library import (
+from attention_core.qkv import (
     PresetError,
     centroid,
     convex_hull,
@@ -230,7 +230,7 @@ def test_matching_query_finds_presets_only():
 
 # --- the validator names the file and the field ----------------------------------------------------------------
 
-GOOD = (DATA_DIR / "library.toml").read_text(encoding="utf-8")
+GOOD = (DATA_DIR / "qkv.toml").read_text(encoding="utf-8")
 BAD_CASES = {
     "not_toml": (GOOD.replace("[[books]]", "[[books", 1), "not valid TOML"),
     "no_books": (GOOD.split("[[books]]")[0] + "[[queries]]" + GOOD.split("[[queries]]", 1)[1], "'books': is missing"),
@@ -254,18 +254,18 @@ def test_bad_cases_really_change_the_file():
 @pytest.mark.parametrize("case", list(BAD_CASES))
 def test_validator_names_file_and_field(tmp_path: Path, case):
     text, field = BAD_CASES[case]
-    (tmp_path / "library.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "qkv.toml").write_text(text, encoding="utf-8")
     with pytest.raises(PresetError) as err:
         load_library(tmp_path)
-    assert "library.toml" in str(err.value)
+    assert "qkv.toml" in str(err.value)
     assert field in str(err.value)
 
 
 def test_missing_file_is_named(tmp_path: Path):
-    with pytest.raises(PresetError, match="library.toml"):
+    with pytest.raises(PresetError, match="qkv.toml"):
         load_library(tmp_path)
 
 
 def test_the_good_file_round_trips(tmp_path: Path):
-    (tmp_path / "library.toml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "qkv.toml").write_text(GOOD, encoding="utf-8")
     assert [b.id for b in load_library(tmp_path).books] == [b.id for b in LIB.books]

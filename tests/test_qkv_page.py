@@ -5,10 +5,10 @@ import re
 import numpy as np
 import pytest
 
-from attention_core.library import load_library, lookup
+from attention_core.qkv import load_library, lookup
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
 
-PAGE = "lessons/qkv_library.py"
+PAGE = "lessons/qkv.py"
 LIB = load_library()
 FEATURES = [f.id for f in LIB.features]
 

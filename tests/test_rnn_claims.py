@@ -24,7 +24,7 @@ from attention_core.rnn_probe import (
     orthogonal_matrix,
 )
 from charts.rnn import influence_chart, memory_probe_chart
-from ui.rnn_sections import DEFAULTS, FULL, LOST, PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
+from ui.rnn import DEFAULTS, FULL, LOST, PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = {lang: tomllib.loads((ROOT / f"locales/{lang}/rnn.toml").read_text("utf-8")) for lang in ("en", "ja")}
@@ -52,7 +52,7 @@ def test_no_typed_figures_or_impossible_r2_in_the_text():
 
 
 def test_attention_gap_is_printed_as_an_upper_bound():
-    from ui.rnn_sections import gap_text
+    from ui.rnn import gap_text
 
     assert gap_text([1.0, 1.0]) == "1e-16"
     assert gap_text([1.0, 1 - 3e-9]) == "3e-09"
@@ -165,7 +165,7 @@ def test_length_helpers():
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_generated_probe_lines_quote_the_computation(lang):
     from ui.i18n import Translator
-    from ui.rnn_sections import probe_lines
+    from ui.rnn import probe_lines
 
     lines = probe_lines(Translator(lang), probe(), best())
     assert len(lines) == 2 * len(PROBE_HIDDEN) + 1

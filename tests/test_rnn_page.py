@@ -11,9 +11,9 @@ from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
-from ui.rnn_sections import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
+from ui.rnn import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
 
-PAGE = "lessons/rnn_bottleneck.py"
+PAGE = "lessons/rnn.py"
 
 
 def influence_figure(at) -> dict | None:

@@ -17,7 +17,7 @@ from attention_core.scaling import (
 )
 from ui.i18n import load_strings
 from tests.apptest_utils import assert_clean, plotly_figures, run_page
-from ui.scaling_sections import TABLE_SEED, table
+from ui.scaling import TABLE_SEED, table
 
 PAGE = "lessons/scaling.py"
 DEFAULT_KEYS, DEFAULT_SEED, DEFAULT_TAU = 8, 0, 1.0

@@ -4,7 +4,7 @@
   MOST of its weight; that self-preference comes from Q = K and disappears with random W_Q != W_K.
 - The self-preference caption's figures are formatted from attention_core.self_attention.self_preference.
 - Multi-head: W_O lets every output feature draw on every head (no zero block); the dict tricks the page uses for
-  speed (charts.heads) give the same JSON as the builder.
+  speed (charts.self_attention) give the same JSON as the builder.
 """
 
 import json
@@ -21,7 +21,7 @@ from attention_core.self_attention import (
 )
 from attention_core.attention import random_projection
 from attention_core.text import tokenize
-from charts.heads import outline_row, swap_matrix
+from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from tests.apptest_utils import assert_clean, run_page
 from ui.i18n import load_strings

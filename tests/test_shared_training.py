@@ -1,4 +1,4 @@
-"""A class pressing "Train the head" together trains each setting once (ui.glove_sections.SharedTrainings)."""
+"""A class pressing "Train the head" together trains each setting once (ui.glove.SharedTrainings)."""
 
 import threading
 import time
@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attention_core.training import TrainResult, TrainSetting
-from ui.glove_sections import SharedTrainings
+from attention_core.glove_training import TrainResult, TrainSetting
+from ui.glove import SharedTrainings
 
 
 def fake_result(setting: TrainSetting) -> TrainResult:

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from attention_core.library import load_library
+from attention_core.qkv import load_library
 from tests.apptest_utils import assert_clean, run_page
 from tests.pages import PAGES
 from ui.common import md_escape

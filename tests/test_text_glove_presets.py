@@ -97,7 +97,7 @@ def test_one_sentence_one_tokenisation_across_pages(glove):
     from tests.apptest_utils import run_page
 
     assert {"n't", "did", "not"} <= set(glove.key_to_index) and "didn't" not in glove.key_to_index
-    at = run_page("lessons/glove_experiment.py")
+    at = run_page("lessons/glove.py")
     glove_page_text = at.text_input(key="glove_sentence").value
     self_attention_text = load_self_attention().by_id("animal").glove_text
     causal_text = load_sentences()[0].text

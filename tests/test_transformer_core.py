@@ -16,7 +16,7 @@ from attention_core.transformer import (
     row_stats, seeded_permutation, self_attention, sinusoidal_encoding, transformer_block,
 )
 
-DEFAULT_TOKENS = "the cat sat on the warm mat".split()  # lessons/transformer_block.py DEFAULT_TEXT
+DEFAULT_TOKENS = "the cat sat on the warm mat".split()  # lessons/transformer.py DEFAULT_TEXT
 
 
 def naive_attention(X, projections):

@@ -1,4 +1,4 @@
-"""Lesson 7 (lessons/transformer_block.py) in AppTest: both languages, the figures equal the core's numbers, the
+"""Lesson 7 (lessons/transformer.py) in AppTest: both languages, the figures equal the core's numbers, the
 sentence-dependent slider follows the sentence, bad input and extreme values give messages, never tracebacks."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.visible_text import visible_texts
 from ui.common import md_escape
 from ui.i18n import load_strings
 
-PAGE = "lessons/transformer_block.py"
+PAGE = "lessons/transformer.py"
 DEFAULT = "the cat sat on the warm mat"
 
 
@@ -176,7 +176,8 @@ def test_chart_dicts_are_valid_plotly_figures():
     """The plain-dict builders skip validation for speed: the same dicts must pass Plotly's full validation."""
     import plotly.graph_objects as go
 
-    from charts.transformer import change_bars, feature_heatmap
+    from charts.bars import change_bars
+    from charts.transformer import feature_heatmap
 
     heat = feature_heatmap(np.arange(6.0).reshape(2, 3) - 2, ["1: a", "2: b"], title="PE", value_label="PE")
     assert go.Figure(heat).to_dict()["data"][0]["zmid"] == 0

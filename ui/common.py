@@ -1,5 +1,6 @@
-"""Shared Streamlit pieces: the current language, page furniture, widgets bound to the link, CSV downloads and the
-cached GloVe vectors (figures and presenter mode: ui/display.py).
+"""Shared Streamlit pieces: the current language, page furniture (header, "What to try", explanations hidden in
+presenter mode), the one URL-bound choice widget, CSV downloads and the GloVe vectors (figures: ui/display.py;
+process start-up: ui/startup.py).
 
 Pages call these so that every lesson looks and behaves the same; no lesson math lives here.
 """
@@ -7,25 +8,20 @@ Pages call these so that every lesson looks and behaves the same; no lesson math
 from __future__ import annotations
 
 import functools
-import gc
 import hashlib
 import logging
 import pickle
 import re
 
 import streamlit as st
-from threadpoolctl import threadpool_limits
 
-from attention_core.glove import GloveUnavailable, load_glove
+from attention_core.glove import GloveUnavailable
 from attention_core.presets import PresetError
 from attention_core.text import JapaneseSegmenterUnavailable, has_japanese, tokenize
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from ui.startup import glove
 
 log = logging.getLogger("attention_app")
-
-# One BLAS thread per computation: the server runs many small products for many students at once on
-# 2 cores, where BLAS's own threads only oversubscribe (a training run took 6-8 s with 2 threads, 0.1 s with 1).
-threadpool_limits(limits=1, user_api="blas")
 
 MAX_CHARS = 500  # enforced by Streamlit on the server too (text_input max_chars)
 MAX_TOKENS = 40
@@ -42,37 +38,37 @@ def translator() -> Translator:
     return Translator(current_lang())
 
 
-@st.cache_resource(show_spinner=False)
-def _glove():
-    kv = load_glove()
-    # The vectors live as long as the process: move them (a 400,000-word dict and list) and everything imported so
-    # far out of the cyclic GC for good, so later collections walk only what script runs create (see
-    # .streamlit/config.toml, runner.postScriptGC, and docs/performance.md).
-    gc.collect()
-    gc.freeze()
-    return kv
-
-
 def glove_vectors(t: Translator):
     """The shared GloVe KeyedVectors, loaded once per process; None (with a message shown) if unavailable."""
     try:
         with st.spinner(t("common.loading_vectors")):
-            return _glove()
+            return glove()
     except GloveUnavailable as exc:
         st.error(t("common.glove_missing", detail=md_escape(str(exc))))
         return None
+
+
+def presenting() -> bool:
+    """True in presenter mode (the sidebar switch, bound to ?presenter=)."""
+    return bool(st.session_state.get("presenter", False))
+
+
+def explanation(text: str, *, caption: bool = False) -> None:
+    """Explanatory text for a reader, hidden in presenter mode (the teacher says it): st.markdown, or st.caption."""
+    if not presenting():
+        (st.caption if caption else st.markdown)(text)
 
 
 def page_header(t: Translator, section: str, formula: str) -> None:
     """Title, the section's formula in LaTeX, and its short explanation (hidden in presenter mode)."""
     st.title(t(f"{section}.title"))
     st.latex(formula)
-    if not st.session_state.get("presenter", False):
-        st.markdown(t(f"{section}.explain"))
+    explanation(t(f"{section}.explain"))
 
 
-def what_to_try(t: Translator, section: str) -> None:
-    st.info(t(f"{section}.try"), icon=":material/lightbulb:")
+def what_to_try(t: Translator, section: str, **values) -> None:
+    """The lesson's "What to try" box (locales ``<section>.try``), drawn right under the page's controls."""
+    st.info(t(f"{section}.try", **values), icon=":material/lightbulb:")
 
 
 FULL_RUN = "_full_run"  # counted by the frame (streamlit_app.py): one per full script run; fragment reruns do not count
@@ -181,14 +177,16 @@ URL_NONE = "none"  # how url_selectbox writes "nothing chosen" (allow_none=True)
 
 def url_selectbox(label: str, options, key: str, format_func=str, default=None, *, widget=None,
                   allow_none: bool = False, **kwargs):
-    """A selectbox (or ``widget=st.radio``) whose choice lives in the link as ``?<key>=<option id>``.
+    """A selectbox (or ``widget=st.radio``, ``st.segmented_control``, a column's ``.selectbox``) whose choice lives
+    in the link as ``?<key>=<option id>``: the one way the app binds a choice among options to the URL.
 
     Streamlit's ``bind="query-params"`` stores the formatted, translated label; this stores ``str(option)``, a
     stable id, so a link opens the same choice in either language. On the first run of ``key`` (not yet in
     session state) the link decides: an invalid value falls back to ``default`` and is dropped from the URL, and
     the frame then shows ``common.bad_link_param``. A stored value that is no longer an option (the options
-    changed) also falls back to ``default``. After the widget is drawn, its id is written to the URL, or removed
-    at the default. Like a bound widget, the choice outlives a visit to another page (``persist_state="session"``).
+    changed: the words of a new sentence) also falls back to ``default``. After the widget is drawn, its id is
+    written to the URL, or removed at the default. Like a bound widget, the choice outlives a visit to another page
+    (``persist_state="session"``).
     Callbacks may still set ``st.session_state[key]`` before this call as usual. On Back/Forward the URL decides
     again (as Streamlit does for bound widgets), and ``show_stored_choice`` keeps the shown choice in step.
     """
@@ -258,7 +256,7 @@ def csv_bytes(table) -> bytes:
 
     The BOM is what makes Excel (Japanese Windows included) read the Japanese tokens and headers as UTF-8. A page
     offers its CSV on every rerun, so a DataFrame's CSV is made once per distinct table (keyed by a hash of its
-    pickle: 0.14 ms, where to_csv costs ~1 ms for 14 x 14).
+    pickle, which is cheaper than to_csv).
     """
     if isinstance(table, str):
         return table.encode("utf-8-sig")

@@ -1,12 +1,12 @@
-"""A fix for Streamlit 1.67's runtime, applied once per server process by the frame (streamlit_app.py).
+"""A fix for Streamlit 1.67's runtime, applied once per server process at start-up (ui/startup.py).
 
 A resumed session (a browser whose websocket dropped and came back: a classroom's Wi-Fi, a laptop waking up) gets
 file watchers again even with ``server.fileWatcherType = none``, where new sessions get none
 (streamlit/runtime/websocket_session_manager.py calls ``AppSession.register_file_watchers`` unconditionally on
 resume; app_session.py checks the option only in ``__init__``). Its next run then walks every module in
-sys.modules for paths to watch (``LocalSourcesWatcher.update_watched_modules``: ~250 ms of the server's single
-Python core per reconnect, measured in bench/), and walks them again whenever any session imports a new module.
-Under a class's load, 20 students reconnecting at once made some of them wait over 30 s. With the option at
+sys.modules for paths to watch (``LocalSourcesWatcher.update_watched_modules``, on the server's single Python core
+per reconnect; docs/performance.md has the numbers), and walks them again whenever any session imports a new module,
+so a class reconnecting at once waits on one another. With the option at
 ``none`` (production, bench/, the Dockerfile), a resumed session now skips the watchers as a new one does; with
 any other value (development) nothing changes.
 """

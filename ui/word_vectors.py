@@ -1,9 +1,13 @@
-"""The vectors of a sentence for the pages that offer GloVe or seeded random vectors (causal mask, Transformer block)."""
+"""The sentence's vectors for the pages that offer GloVe or seeded random vectors (causal mask, Transformer block):
+the two widgets that choose them, and the cached lookup."""
+
+from __future__ import annotations
 
 import streamlit as st
 
 from attention_core.causal import RANDOM_DIM, random_word_vectors
 from attention_core.glove import embed, split_known
+from ui.common import glove_vectors, sentence_tokens, show_unknown
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -13,3 +17,29 @@ def word_vectors(tokens: tuple, use_glove: bool, seed: int, _kv=None):
         X, unknown = embed(list(tokens), _kv)
         return X, split_known(list(tokens), _kv)[0], unknown
     return random_word_vectors(tokens, RANDOM_DIM, seed), list(tokens), []
+
+
+def vector_controls(t, section: str, glove_column, seed_column) -> tuple[bool, int]:
+    """The GloVe / random toggle and the seed (keys ``<section>_glove``, ``<section>_seed``) -> (use_glove, seed)."""
+    use_glove = glove_column.toggle(t(f"{section}.use_glove"), value=True, help=t(f"{section}.use_glove_help"),
+                                    key=f"{section}_glove", bind="query-params")
+    seed = int(seed_column.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
+                                        help=t(f"{section}.seed_help"), key=f"{section}_seed", bind="query-params"))
+    return use_glove, seed
+
+
+def sentence_vectors(t, section: str, text: str, use_glove: bool, seed: int):
+    """The text's tokens -> (X, known words, the GloVe vectors or None); None (with a message shown) when there is
+    no usable sentence, no vectors, or no known word (locales ``<section>.no_known``)."""
+    tokens = sentence_tokens(t, text)
+    if tokens is None:
+        return None
+    kv = glove_vectors(t) if use_glove else None
+    if use_glove and kv is None:
+        return None
+    X, words, unknown = word_vectors(tuple(tokens), use_glove, 0 if use_glove else seed, _kv=kv)
+    show_unknown(t, unknown)
+    if not words:
+        st.warning(t(f"{section}.no_known"))
+        return None
+    return X, words, kv

@@ -65,7 +65,7 @@ def projector(browser, request):
 @pytest.mark.parametrize("projector", [(1280, 720)], indirect=True)
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("url_path", [p.url_path for p in PAGES if p.url_path != "qkv"] + [pytest.param(
-    "qkv", marks=pytest.mark.xfail(reason="charts/library.py value_swatches: its long title is cut at the chart's edge "
+    "qkv", marks=pytest.mark.xfail(reason="charts/qkv.py value_swatches: its long title is cut at the chart's edge "
                                           "in a narrow column (QKV area, issue 13 item 2)", strict=False))])
 def test_chart_text_is_legible_at_1280x720(projector, app_url, url_path, lang):
     open_page(projector, app_url, url_path, f"lang={lang}")

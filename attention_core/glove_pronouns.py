@@ -1,4 +1,4 @@
-"""The pronoun sentences of lesson 6 (d): data/pronoun_sentences.toml -> validated, tokenised sentences.
+"""The pronoun sentences of lesson 6 (d): data/glove.toml -> validated, tokenised sentences.
 
 A template such as "the {animal} did not cross the {place} because it was too {adjective}" is
 filled twice per pair: with an animal adjective ("tired") the pronoun refers to the animal, with a
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .presets import Checker, read_preset
 from .text import tokenize
 
-PRESET_NAME = "pronoun_sentences"
+PRESET_NAME = "glove"
 SPLITS = ("train", "held_out")
 SLOTS = ("animal", "place", "adjective")
 WORD_LISTS = ("animals", "places", "animal_adjectives", "place_adjectives")
@@ -129,14 +129,14 @@ def _validate(parsed: dict, check: Checker) -> PronounDataset:
 
 
 def load_pronoun_dataset(data_dir=None) -> PronounDataset:
-    """-> the training and held-out pronoun sentences of data/pronoun_sentences.toml."""
+    """-> the training and held-out pronoun sentences of data/glove.toml."""
     return read_preset(PRESET_NAME, _validate, data_dir)
 
 
 def pronoun_batch(sentences, kv):
     """sentences: m PronounSentence, kv: GloVe KeyedVectors -> training.SentenceBatch (m, n, 50) with pronoun and answer."""
     from .glove import embed
-    from .training import pack_batch
+    from .glove_training import pack_batch
 
     vectors = []
     for s in sentences:

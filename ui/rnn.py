@@ -1,6 +1,9 @@
-"""Lesson 1's sections (RNN bottleneck): cached experiments and what each one shows. The page only wires them."""
+"""Lesson 1, the RNN bottleneck: its controls, its sections (the steps, the influence of each word, the memory
+probe) and their cached calls. The page (lessons/rnn.py) only puts them in order."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import pandas as pd
 import pyarrow as pa
@@ -10,11 +13,17 @@ from attention_core.glove import embed
 from attention_core.rnn import influence_profile, sequential_steps
 from attention_core.rnn_probe import best_case_memory, first_length_below, last_length_at_least, memory_probe
 from attention_core.sentences import load_sentences
+from attention_core.text import tokenize
 from charts.rnn import influence_chart, memory_probe_chart
-from ui.common import csv_download
+from ui.common import (
+    MAX_CHARS, csv_download, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens, show_unknown,
+    url_selectbox,
+)
 from ui.display import show_plotly
 from ui.i18n import Translator
 
+SECTION = "rnn"
+CUSTOM = "custom"
 DEFAULT_PRESET = "long_memory"
 DEFAULTS = {"hidden": 32, "radius": 0.9, "seed": 0}
 # The probe: sizes and lengths just large enough for its two conclusions (tests/test_rnn_claims.py holds them): the
@@ -53,6 +62,95 @@ def default_text() -> str:
     return next(s.text for s in presets() if s.id == DEFAULT_PRESET)
 
 
+class Controls(NamedTuple):
+    text: str
+    hidden: int
+    radius: float
+    seed: int
+
+
+def controls(t) -> Controls:
+    """The sentence (a preset or one's own) on the left, the RNN's size, spectral radius and seed on the right."""
+    sentence_col, model_col = st.columns([3, 2], gap="large")
+    with sentence_col:
+        text = sentence_controls(t)
+    with model_col:
+        hidden, radius, seed = model_controls(t)
+    return Controls(text, hidden, radius, seed)
+
+
+def sentence_controls(t) -> str:
+    sentences = presets()
+    ids = [s.id for s in sentences] + [CUSTOM]
+    labels = {s.id: s.label[t.lang] for s in sentences} | {CUSTOM: t("common.custom")}
+    default = CUSTOM if st.query_params.get("rnn_text") else DEFAULT_PRESET if DEFAULT_PRESET in ids else ids[0]
+    choice = url_selectbox(t("common.preset"), ids, "rnn_preset", format_func=labels.get, default=default)
+    if choice == CUSTOM:
+        return st.text_input(
+            t("common.sentence"), value="", max_chars=MAX_CHARS, placeholder=t("rnn.placeholder"),
+            key="rnn_text", bind="query-params",
+        )
+    text = next(s.text for s in sentences if s.id == choice)
+    st.caption(md_escape(text))
+    return text
+
+
+def model_controls(t) -> tuple[int, float, int]:
+    d = DEFAULTS
+    hidden = st.slider(t("rnn.hidden"), 1, 256, d["hidden"], help=t("rnn.hidden_help"), key="rnn_hidden",
+                       bind="query-params")
+    radius = st.slider(
+        t("rnn.radius"), 0.1, 2.0, d["radius"], step=0.05, help=t("rnn.radius_help"), key="rnn_radius",
+        bind="query-params",
+    )
+    seed = st.number_input(
+        t("common.seed"), min_value=0, max_value=2**31 - 1, value=d["seed"], step=1, help=t("rnn.seed_help"),
+        key="rnn_seed", bind="query-params",
+    )
+    return int(hidden), round(float(radius), 4), int(seed)
+
+
+class Sentence(NamedTuple):
+    tokens: list[str] | None
+    kv: object  # the GloVe vectors, or None (no sentence, or the vectors are unavailable: said on the page)
+    profile: object  # attention_core.rnn's influence profile, or None (no known word)
+
+
+def section_steps(t, c: Controls) -> Sentence:
+    """The sentence's known words -> the sequential steps an RNN and attention need (metrics)."""
+    tokens = sentence_tokens(t, c.text)
+    kv = glove_vectors(t) if tokens else None
+    profile = None
+    if kv is not None:
+        profile, unknown = profile_for(tuple(tokens), c.hidden, c.radius, c.seed, kv)
+        show_unknown(t, unknown)
+        if profile is None:
+            st.warning(t("rnn.no_known"))
+        else:
+            show_steps(t, len(tokens) - len([w for w in tokens if w in unknown]))
+    return Sentence(tokens, kv, profile)
+
+
+def section_influence(t, c: Controls, sentence: Sentence) -> None:
+    """How strongly each word still moves the final state, behind a prediction that stays on screen whatever the
+    sentence (an answer is not lost while the learner edits the text)."""
+    st.subheader(t("rnn.fig1_title"))
+    if predict_then_reveal(t, SECTION, 4, 4, key="rnn_predict"):
+        kv_default = sentence.kv if sentence.kv is not None else glove_vectors(t)
+        if kv_default is not None:
+            predict_number(t, kv_default)
+        if sentence.profile is not None:
+            show_influence(t, sentence.tokens, c.hidden, c.radius, c.seed, sentence.kv)
+
+
+def predict_number(t, kv) -> None:
+    """The predicted quantity, computed at the default settings for the default sentence (never typed in the text)."""
+    tokens = tuple(tokenize(default_text()))
+    profile, unknown = profile_for(tokens, DEFAULTS["hidden"], DEFAULTS["radius"], DEFAULTS["seed"], kv)
+    if profile is not None:
+        st.caption(t("rnn.predict_number", n=len(tokens) - len(unknown), ratio=ratio_text(profile)))
+
+
 def show_steps(t, n: int) -> None:
     st.subheader(t("rnn.steps_title"))
     steps = sequential_steps(n)
@@ -68,8 +166,7 @@ def ratio_text(profile) -> str:
 
 
 # Each section's whole view (figure dict, captions, table, CSV bytes) is cached under its small arguments: a rerun
-# with nothing new hashes a few numbers and unpickles a few kB, instead of hashing arrays, building DataFrames and
-# writing CSVs again (tens of ms per rerun).
+# with nothing new hashes a few numbers instead of hashing arrays, building DataFrames and writing CSVs again.
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def influence_view(tokens: tuple[str, ...], hidden: int, radius: float, seed: int, lang: str, _kv) -> dict | None:
@@ -97,7 +194,7 @@ def influence_view(tokens: tuple[str, ...], hidden: int, radius: float, seed: in
         t("rnn.col_attention_steps"): profile.attention_steps,
     })
     fig = influence_chart(known, rnn, att, profile.rnn_steps, profile.attention_steps, names)
-    # An Arrow table: st.dataframe sends it as it is (converting the DataFrame on every rerun cost ~10-30 ms).
+    # An Arrow table: st.dataframe sends it as it is (no DataFrame conversion on every rerun).
     arrow = pa.Table.from_pandas(table, preserve_index=False)
     return {"fig": fig, "caption": caption, "table": arrow, "csv": table.to_csv(index=False)}
 
@@ -106,8 +203,7 @@ def show_influence(t, tokens: list[str], hidden: int, radius: float, seed: int, 
     view = influence_view(tuple(tokens), hidden, radius, seed, t.lang, kv)
     show_plotly(view["fig"], key="rnn_influence")
     st.caption(view["caption"])
-    if not st.session_state.get("presenter", False):
-        st.caption(t("rnn.fig1_note"))
+    explanation(t("rnn.fig1_note"), caption=True)
     with st.expander(t("rnn.table_title")):
         number = st.column_config.NumberColumn(format="%.4e")
         st.dataframe(view["table"], hide_index=True,
@@ -161,18 +257,13 @@ def probe_view(radius: float, seed: int, lang: str) -> dict:
     }
 
 
-def show_probe(t, radius: float, seed: int) -> None:
+def section_probe(t, c: Controls) -> None:
+    """The memory probe: how well random RNNs, the best state of each size, and attention recall the first word."""
     st.subheader(t("rnn.fig2_title"))
-    view = probe_view(radius, seed, t.lang)
+    view = probe_view(c.radius, c.seed, t.lang)
     show_plotly(view["fig"], key="rnn_probe")
     st.caption(view["lines"])
-    if not st.session_state.get("presenter", False):
-        st.caption(view["note"])
+    explanation(view["note"], caption=True)
     st.markdown(view["shows"])
     csv_download(t("rnn.download_probe"), view["csv"], "rnn_memory_probe.csv", key="rnn_download_probe")
 
-
-def tokenize_text(text: str) -> list[str]:
-    from attention_core.text import tokenize
-
-    return tokenize(text)

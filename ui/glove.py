@@ -1,4 +1,7 @@
-"""Lesson 6 widgets, one function per section: (a) raw GloVe, (b) untrained projections, (c) 3-D PCA, (d) training.
+"""Lesson 6, the GloVe experiment: its controls (the sentence, the query and target words), one function per section
+((a) raw GloVe, (b) untrained projections, (c) 3-D PCA, (d) training) and their cached calls. The page
+(lessons/glove.py) only puts them in order and hands each section what the others returned: (b) returns its
+projection setting and (d) the trained head, and (c) draws the row the learner picks from these.
 
 Each section wires widgets -> attention_core -> charts -> text; the math lives in attention_core.
 """
@@ -9,24 +12,31 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention_core import glove as glove_core  # looked up at call time: tests replace glove_core.embed
 from attention_core.attention import ranks_in_rows
+from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
+from attention_core.glove_training import TrainSetting, accuracy, head_rows, sentence_row, train_head
 from attention_core.pca import pca_3d
-from attention_core.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.self_attention import top_targets
-from attention_core.training import TrainSetting, accuracy, head_rows, sentence_row, train_head
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
-from ui.common import FULL_RUN, csv_download, guarded_fragment, md_escape, predict_then_reveal, url_selectbox
+from ui.common import (
+    MAX_CHARS, csv_download, explanation, glove_vectors, guarded_fragment, md_escape, predict_then_reveal, presenting,
+    sentence_tokens, show_unknown, url_selectbox,
+)
 from ui.display import show_plotly
 from ui.figures import figure_spec
 
 S = "glove"
+DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired"  # as on the other pages
+DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"
 N_DRAWS = 2000  # random directions in the rank histogram: shares to about +-1 percentage point
 HIST_SEED = 0  # the histogram's one generator
 DK_OPTIONS = [16, 50, 64]
@@ -34,11 +44,8 @@ TRAIN_DK = [2, 4, 8, 16, 50, 64]
 TRAIN_LR = [0.003, 0.01, 0.03, 0.1, 0.3]
 TRAIN_WD = [0.0, 0.0001, 0.001, 0.01]
 DEFAULT = TrainSetting()
-TRAINED = "glove_trained"  # st.session_state key of this user's trained weights
-
-
-def presenter() -> bool:
-    return bool(st.session_state.get("presenter", False))
+TRAINED = "glove_trained"  # st.session_state key of this user's trained head (read and written by (d) only)
+MAX_SEED = 2**31 - 1
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -57,24 +64,13 @@ def draw_rank_counts(X, ti: int, n_draws: int = N_DRAWS):
     return rank_counts(direction_ranks(X, ti, n_draws, HIST_SEED), X.shape[0])
 
 
-def word_choice(container, label: str, options: list, key: str, default):
-    """A word selectbox bound to the link that follows the sentence: when the options change, a word no longer
-    offered falls back to ``default``, and the choice is written back so the box shows the word the page uses."""
-    seen = f"_{key}_options"
-    if key in st.session_state and st.session_state.get(seen) != options:
-        current = st.session_state[key]
-        st.session_state[key] = current if current in options else default
-    st.session_state[seen] = list(options)
-    return container.selectbox(label, options, index=options.index(default), key=key, bind="query-params")
-
-
 @st.cache_data(max_entries=128, show_spinner=False)
 def cloud_coords(X):
     return pca_3d(X)
 
 
-# The training set is the same for everyone and never changes: one shared read-only copy (st.cache_resource). As
-# st.cache_data it was unpickled on every rerun of the training section (~2 % of the server's CPU under a class's load).
+# The training set is the same for everyone and never changes: one shared read-only copy (st.cache_resource), not a
+# pickled copy per rerun of the training section (st.cache_data).
 @st.cache_resource(show_spinner=False)
 def pronoun_data(_kv):
     dataset = load_pronoun_dataset()
@@ -91,6 +87,52 @@ def evaluation(W_q, W_k, W_q0, W_k0, context: bool, _batch, split: str):
     after = head_rows(W_q, W_k, _batch, context)
     before = head_rows(W_q0, W_k0, _batch, context)
     return after, before
+
+
+class Sentence(NamedTuple):
+    words: list  # the known words, in order
+    X: object  # (n, 50) their GloVe vectors
+    qi: int  # the query word's position
+    ti: int  # the target word's position
+    kv: object  # the GloVe vectors
+
+
+def controls(t) -> Sentence | None:
+    """The sentence, then the query and target words (offered from its words, each in the link);
+    None (with a message shown) when the sentence has fewer than two different known words."""
+    text = st.text_input(t("glove.sentence_label"), value=DEFAULT_SENTENCE, max_chars=MAX_CHARS,
+                         key="glove_sentence", bind="query-params", help=t("glove.sentence_help"))
+    tokens = sentence_tokens(t, text)
+    if tokens is None:
+        return None
+    kv = glove_vectors(t)
+    if kv is None:
+        return None
+    X, unknown = glove_core.embed(tokens, kv)
+    words = glove_core.split_known(tokens, kv)[0]
+    show_unknown(t, unknown)
+    if len(words) < 2:
+        st.warning(t("glove.too_few", n=len(words)))
+        return None
+    unique = list(dict.fromkeys(words))
+    if len(unique) < 2:
+        st.warning(t("glove.one_word", word=md_escape(unique[0])))
+        return None
+    c1, c2 = st.columns(2, gap="medium")
+    query = url_selectbox(t("glove.query_label"), unique, "glove_query", widget=c1.selectbox,
+                          default=DEFAULT_QUERY if DEFAULT_QUERY in unique else unique[0])
+    targets = [w for w in unique if w != query]
+    target = url_selectbox(t("glove.target_label"), targets, "glove_target", widget=c2.selectbox,
+                           default=DEFAULT_TARGET if DEFAULT_TARGET in targets else targets[0])
+    if DEFAULT_QUERY not in unique:
+        c1.info(t("glove.no_default_query", word=DEFAULT_QUERY, query=md_escape(query)))
+    if DEFAULT_TARGET not in targets:
+        c2.info(t("glove.no_default_target", word=DEFAULT_TARGET, target=md_escape(target)))
+    for word in (query, target):
+        if words.count(word) > 1:
+            st.caption(t("glove.repeated", word=md_escape(word), count=words.count(word)))
+    st.caption(t("glove.vectors_note", n=len(words), words=" · ".join(md_escape(w) for w in words)))
+    return Sentence(words, X, words.index(query), words.index(target), kv)
 
 
 def row_table(t, words, weights, target_index: int) -> dict:
@@ -113,12 +155,12 @@ def show_table(t, table: dict, key: str, file_name: str) -> None:
 
 
 @guarded_fragment
-def section_raw(t, words, X, qi: int, ti: int):
-    """(a) Q = K = the raw 50-d vectors. Returns the query's row."""
+def section_raw(t, s: Sentence) -> None:
+    """(a) Q = K = the raw 50-d vectors, behind a prediction (a fragment: answering reruns only this)."""
+    words, X, qi, ti = s.words, s.X, s.qi, s.ti
     st.subheader(t("glove.a_header"))
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{x_{\mathrm{query}}\, X^\top}{\sqrt{50}}\right)")
-    if not presenter():
-        st.markdown(t("glove.a_explain"))
+    explanation(t("glove.a_explain"))
     row = raw_weights(X, qi)
     if predict_then_reveal(t, S, 4, 3, key="glove_predict"):
         order = top_targets(row)
@@ -131,10 +173,6 @@ def section_raw(t, words, X, qi: int, ti: int):
         with right:
             show_plotly(figure_spec(weight_bars, words, row, title=t("glove.bars_raw", query=words[qi]),
                                     highlight=ti, value_label=t("glove.weight")), key="glove_raw_bars")
-    return row
-
-
-MAX_SEED = 2**31 - 1
 
 
 def reroll() -> None:
@@ -142,30 +180,18 @@ def reroll() -> None:
     st.session_state["glove_seed"] = (int(st.session_state.get("glove_seed", 0)) + 1) % (MAX_SEED + 1)
 
 
-def projection_setting() -> tuple[int, int]:
-    """(d_k, seed) of section (b), as its widgets hold them (their defaults before (b) first ran)."""
-    return int(st.session_state.get("glove_dk", DK_OPTIONS[0])), int(st.session_state.get("glove_seed", 0))
+class Projection(NamedTuple):
+    d_k: int
+    seed: int
 
 
-CLOUD_DRAWN = "_glove_cloud_drawn"  # what (c) showed: (full run it was drawn in, mode, (d_k, seed) of the projection)
-
-
-def refresh_cloud_if_stale(setting: tuple[int, int]) -> None:
-    """After (b) alone reran (a new seed, d_k or Re-roll), rerun the page if (c) shows the projection of another
-    setting; otherwise (c) stays as it is and only (b) was recomputed. In a full run (c) is drawn anew anyway."""
-    drawn = st.session_state.get(CLOUD_DRAWN)
-    if drawn and drawn[0] == st.session_state.get(FULL_RUN) and drawn[1] == "projected" and drawn[2] != setting:
-        st.rerun()
-
-
-@guarded_fragment
-def section_random(t, words, X, qi: int, ti: int) -> None:
-    """(b) Q = X W_Q, K = X W_K with fresh Glorot matrices; a new d_k, seed or Re-roll reruns this section only."""
+def section_random(t, s: Sentence) -> Projection:
+    """(b) Q = X W_Q, K = X W_K with fresh Glorot matrices. -> the d_k and seed it shows (for (c))."""
+    words, X, qi, ti = s.words, s.X, s.qi, s.ti
     st.subheader(t("glove.b_header"))
     st.latex(r"Q = X W_Q,\; K = X W_K,\quad (W_Q)_{ij}, (W_K)_{ij} \sim \mathcal{N}\!\left(0, \tfrac{2}{50 + d_k}\right),"
              r"\quad w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}} K^\top}{\sqrt{d_k}}\right)")
-    if not presenter():
-        st.markdown(t("glove.b_explain"))
+    explanation(t("glove.b_explain"))
     c1, c2, c3 = st.columns([1, 1, 1], gap="medium", vertical_alignment="bottom")
     d_k = c1.selectbox(t("glove.dk_label"), DK_OPTIONS, key="glove_dk", bind="query-params")
     seed = int(c2.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1,
@@ -190,36 +216,29 @@ def section_random(t, words, X, qi: int, ti: int) -> None:
                  uniform=f"{100 * summary['uniform_share']:.1f}",
                  top_half=f"{100 * summary['top_half_share']:.1f}",
                  bottom_half=f"{100 * summary['bottom_half_share']:.1f}"))
-    if not presenter():
-        st.markdown(t("glove.b_symmetry"))
-        st.caption(t("glove.hist_why", draws=N_DRAWS, hist_seed=HIST_SEED, d=X.shape[1], numbers=2 * X.shape[1] * d_k,
-                     target=md_escape(words[ti])))
+    explanation(t("glove.b_symmetry"))
+    explanation(t("glove.hist_why", draws=N_DRAWS, hist_seed=HIST_SEED, d=X.shape[1], numbers=2 * X.shape[1] * d_k,
+                  target=md_escape(words[ti])), caption=True)
     ranks = list(range(1, len(words) + 1))
     csv_download(t("glove.download_hist"), pd.DataFrame({
         t("glove.col_rank"): ranks, t("glove.col_count"): [int(c) for c in counts],
         t("glove.col_share"): [float(c) / N_DRAWS for c in counts],
         t("glove.col_uniform"): [1.0 / len(words)] * len(words),
     }), "glove_rank_distribution.csv", "glove_hist_download")
-    refresh_cloud_if_stale((d_k, seed))
+    return Projection(d_k, seed)
 
 
-@guarded_fragment
-def section_cloud(t, words, X, qi: int) -> None:
-    """(c) 3-D PCA of the word vectors; the query's weights as size, colour and line width.
-
-    Its rows are read here, from the setting (b) and (d) hold now, so a rerun of (b) alone never leaves (c) behind.
-    """
+def section_cloud(t, s: Sentence, projection: Projection, trained: dict | None) -> None:
+    """(c) 3-D PCA of the word vectors; the query's weights as size, colour and line width, for the row the learner
+    picks: raw (a), the projection (b) shows, or the head (d) trained (once there is one)."""
+    words, X, qi = s.words, s.X, s.qi
     st.subheader(t("glove.c_header"))
-    if not presenter():
-        st.markdown(t("glove.c_explain"))
-    setting = projection_setting()
-    rows = {"raw": raw_weights(X, qi), "projected": projected_weights(X, qi, *setting)}
-    trained = trained_row(words, X, qi)
+    explanation(t("glove.c_explain"))
+    rows = {"raw": raw_weights(X, qi), "projected": projected_weights(X, qi, *projection)}
     if trained is not None:
-        rows["trained"] = trained
+        rows["trained"] = sentence_row(trained["W_q"], trained["W_k"], X, qi, trained["setting"]["context"])
     mode = url_selectbox(t("glove.cloud_mode"), list(rows), "glove_cloud", widget=st.radio, horizontal=True,
                          format_func=lambda m: t(f"glove.mode_{m}"))
-    st.session_state[CLOUD_DRAWN] = (st.session_state.get(FULL_RUN), mode, setting)
     weights = rows[mode]
     coords, explained = cloud_coords(X)
     show_plotly(figure_spec(attention_cloud_3d, coords, words, weights, qi,
@@ -285,7 +304,7 @@ def shared_trainings() -> SharedTrainings:
     return SharedTrainings()
 
 
-def run_training(t, batch, setting: TrainSetting) -> None:
+def run_training(t, batch, setting: TrainSetting) -> dict:
     store = shared_trainings()
     bar = st.progress(0.0, text=t("glove.train_running", step=0, steps=setting.steps, loss="…"))
     every = max(1, setting.steps // 40)
@@ -297,22 +316,14 @@ def run_training(t, batch, setting: TrainSetting) -> None:
 
     result, seconds, _ = store.run(setting, lambda: train_head(batch, setting, callback=progress))
     bar.empty()
-    st.session_state[TRAINED] = {"setting": asdict(setting), "W_q": result.W_q, "W_k": result.W_k,
-                                 "W_q_init": result.W_q_init, "W_k_init": result.W_k_init,
-                                 "losses": result.losses, "seconds": seconds}
+    return {"setting": asdict(setting), "W_q": result.W_q, "W_k": result.W_k, "W_q_init": result.W_q_init,
+            "W_k_init": result.W_k_init, "losses": result.losses, "seconds": seconds}
 
 
-def trained_row(words, X, qi: int):
-    """The user's sentence through the trained head, or None before training."""
-    state = st.session_state.get(TRAINED)
-    if state is None:
-        return None
-    return sentence_row(state["W_q"], state["W_k"], X, qi, state["setting"]["context"])
-
-
-@guarded_fragment
-def section_train(t, kv, words, X, qi: int, ti: int) -> None:
-    """(d) Learn W_Q and W_K on pronoun sentences; report loss, held-out accuracy and the user's row."""
+def section_train(t, s: Sentence) -> dict | None:
+    """(d) Learn W_Q and W_K on pronoun sentences; report loss, held-out accuracy and the user's row.
+    -> this learner's trained head (kept for the session), or None before the first training run."""
+    words, X, qi, ti = s.words, s.X, s.qi, s.ti
     st.subheader(t("glove.d_header"))
     st.latex(r"h_i = x_i + \operatorname{mean}_{j > i}\, x_j,\qquad s_j = \frac{(h_{\mathrm{it}} W_Q)\cdot(h_j W_K)}"
              r"{\sqrt{d_k}},\qquad a = \mathrm{softmax}(s)")
@@ -320,21 +331,19 @@ def section_train(t, kv, words, X, qi: int, ti: int) -> None:
              r" \lVert W_K\rVert^2\right),\quad \frac{\partial L}{\partial s} = \frac{a - e_c}{m}")
     st.latex(r"\frac{\partial L}{\partial W_Q} = \sum h_{\mathrm{it}}^\top \frac{(a - e_c)^\top K}{m\sqrt{d_k}} + \lambda W_Q,"
              r"\qquad \frac{\partial L}{\partial W_K} = \sum H^\top \frac{(a - e_c)\, q}{m\sqrt{d_k}} + \lambda W_K")
-    dataset, train_batch, held_batch = pronoun_data(kv)
-    if not presenter():
-        st.markdown(t("glove.d_explain"))
-        st.markdown(t("glove.d_why_context"))
+    dataset, train_batch, held_batch = pronoun_data(s.kv)
+    explanation(t("glove.d_explain"))
+    explanation(t("glove.d_why_context"))
     st.caption(t("glove.dataset_info", train=len(dataset.train), pairs=len(dataset.train) // 2,
                  held=len(dataset.held_out), example=md_escape(dataset.train[0].text),
                  answer=md_escape(dataset.train[0].answer)))
     setting = train_controls(t)
     if st.button(t("glove.train_button"), type="primary", key="glove_train", icon=":material/model_training:"):
-        run_training(t, train_batch, setting)
-        st.rerun()  # the whole page: (c) offers the trained weights at once
+        st.session_state[TRAINED] = run_training(t, train_batch, setting)
     state = st.session_state.get(TRAINED)
     if state is None:
         st.info(t("glove.not_trained"))
-        return
+        return None
     used = TrainSetting(**state["setting"])
     st.success(t("glove.setting_used", d_k=used.d_k, lr=used.learning_rate, steps=used.steps, wd=used.weight_decay,
                  seed=used.seed, context=t("glove.context_on" if used.context else "glove.context_off"),
@@ -363,9 +372,10 @@ def section_train(t, kv, words, X, qi: int, ti: int) -> None:
         t("glove.col_rank_after"): [int(r) for r in ranks_after],
         t("glove.col_weight"): [float(r[s.answer_index]) for s, r in zip(dataset.held_out, held_after)],
     }
-    with st.expander(t("glove.held_table_title", n=len(dataset.held_out)), expanded=not presenter()):
+    with st.expander(t("glove.held_table_title", n=len(dataset.held_out)), expanded=not presenting()):
         show_table(t, table, "glove_held", "glove_held_out.csv")
     your_sentence(t, state, dataset, words, X, qi, ti)
+    return state
 
 
 def your_sentence(t, state, dataset, words, X, qi: int, ti: int) -> None:

@@ -121,7 +121,7 @@ def _unique_ids(check: Checker, items, field: str) -> None:
 
 
 def validate_library(parsed: dict, check: Checker) -> Library:
-    """A parsed data/library.toml -> Library; any problem raises PresetError naming the file and field."""
+    """A parsed data/qkv.toml -> Library; any problem raises PresetError naming the file and field."""
     temperature = check.get(parsed, "default_temperature", float)
     if not (np.isfinite(temperature) and temperature > 0):
         check.fail("default_temperature", f"must be a positive number, got {temperature!r}")
@@ -150,8 +150,8 @@ def validate_library(parsed: dict, check: Checker) -> Library:
 
 
 def load_library(data_dir=None) -> Library:
-    """-> the hand-designed library of data/library.toml (or <data_dir>/library.toml), validated."""
-    return read_preset("library", validate_library, data_dir)
+    """-> the hand-designed library of data/qkv.toml (or <data_dir>/qkv.toml), validated."""
+    return read_preset("qkv", validate_library, data_dir)
 
 
 def dot_products(query, keys) -> np.ndarray:

@@ -1,65 +1,97 @@
-"""Lesson 7, from attention to a Transformer block: attention alone is order-blind, positional encoding fixes that,
-and a position-wise feed-forward layer with residual connections and layer norm completes the block.
-
-Widgets -> attention_core.transformer -> charts.transformer / charts.matrix -> text. All weights are seeded and
-untrained (said on the page).
+"""Lesson 7, from attention to a Transformer block: its controls, its sections and their cached calls (the seeded
+block's weights and its checks, one computation per distinct input). The page (lessons/transformer.py) only puts
+them in order. All weights are seeded and untrained (said on the page).
 """
+
+from __future__ import annotations
+
+from typing import NamedTuple
 
 import pandas as pd
 import streamlit as st
 
-from attention_core.transformer import STEPS, row_stats, sinusoidal_encoding
-from charts.transformer import change_bars, feature_heatmap
+from attention_core.causal import replacement_vector
+from attention_core.transformer import (
+    STEPS, block_weights, locality_check, permutation_check, row_stats, seeded_permutation, sinusoidal_encoding,
+    transformer_block,
+)
+from charts.bars import change_bars
+from charts.transformer import feature_heatmap
 from ui.common import (
-    MAX_CHARS, bounded_slider, csv_download, glove_vectors, guarded_fragment, md_escape, page_header,
-    predict_then_reveal, sentence_tokens, show_unknown, translator, url_selectbox, what_to_try,
+    MAX_CHARS, bounded_slider, csv_download, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
-from ui.transformer_results import block, locality, shuffled
-from ui.word_vectors import word_vectors
+from ui.word_vectors import sentence_vectors, vector_controls
 
 S = "transformer"
 DEFAULT_TEXT = "the cat sat on the warm mat"
-t = translator()
-presenter = st.session_state.get("presenter", False)
-page_header(t, S, r"\mathrm{PE}_{(p,\,2i)} = \sin\frac{p}{10000^{2i/d}},\ \ \mathrm{PE}_{(p,\,2i+1)} = \cos\frac{p}{10000^{2i/d}}"
-            r"\qquad H = \mathrm{LN}\big(Z + \mathrm{Attn}(Z)\big),\ \ Y = \mathrm{LN}\big(H + \mathrm{FFN}(H)\big)")
 
 
-# --- the sentence and its vectors -------------------------------------------------------------------------
-c1, c2, c3 = st.columns([3, 2, 1], gap="medium")
-text = c1.text_input(t("transformer.text_label"), value=DEFAULT_TEXT, max_chars=MAX_CHARS, key="transformer_text",
-                     bind="query-params")
-use_glove = c2.toggle(t("transformer.use_glove"), value=True, help=t("transformer.use_glove_help"),
-                      key="transformer_glove", bind="query-params")
-seed = int(c3.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
-                           help=t("transformer.seed_help"), key="transformer_seed", bind="query-params"))
-tokens = sentence_tokens(t, text)
-if tokens is None:
-    st.stop()
-kv = glove_vectors(t) if use_glove else None
-if use_glove and kv is None:
-    st.stop()
-X, words, unknown = word_vectors(tuple(tokens), use_glove, 0 if use_glove else seed, _kv=kv)
-show_unknown(t, unknown)
-if not words:
-    st.warning(t("transformer.no_known"))
-    st.stop()
-n, d = X.shape
-safe = [md_escape(w) for w in words]
-labels = [f"{i + 1}: {w}" for i, w in enumerate(words)]
-st.caption(t("transformer.vectors_glove" if use_glove else "transformer.vectors_random", n=n, d=d))
-st.caption(t("transformer.untrained_note"))
+@st.cache_data(max_entries=32, show_spinner=False)
+def weights_of(d: int, seed: int):
+    return block_weights(d, seed)
 
 
-# --- 1 + 2. order-blindness, and positional encoding (a fragment: the shuffle reruns only this part) -----------
+@st.cache_data(max_entries=128, show_spinner=False)
+def shuffled(X, seed: int, perm_seed: int):
+    return permutation_check(X, seeded_permutation(len(X), perm_seed), weights_of(X.shape[1], seed).attention)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def block(X, seed: int, activation: str):
+    return transformer_block(X, weights_of(X.shape[1], seed), activation)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def locality(X, seed: int, activation: str, position: int):
+    H = block(X, seed, activation)["add_norm_1"]
+    return locality_check(H, position, replacement_vector(H, seed), weights_of(X.shape[1], seed), activation)
+
+
+class Controls(NamedTuple):
+    text: str
+    use_glove: bool
+    seed: int
+
+
+def controls(t) -> Controls:
+    """The sentence, GloVe or random vectors, and the seed of the untrained weights, in one row."""
+    c1, c2, c3 = st.columns([3, 2, 1], gap="medium")
+    text = c1.text_input(t("transformer.text_label"), value=DEFAULT_TEXT, max_chars=MAX_CHARS, key="transformer_text",
+                         bind="query-params")
+    use_glove, seed = vector_controls(t, S, c2, c3)
+    return Controls(text, use_glove, seed)
+
+
+class Sentence(NamedTuple):
+    X: object  # (n, d) token vectors
+    words: list
+    safe: list  # the words as Markdown that shows them literally
+    labels: list  # "position: word"
+    seed: int
+
+
+def section_vectors(t, c: Controls) -> Sentence | None:
+    """The sentence's tokens -> X (GloVe, or seeded random); None (with a message shown) if there is none."""
+    found = sentence_vectors(t, S, c.text, c.use_glove, c.seed)
+    if found is None:
+        return None
+    X, words, _ = found
+    n, d = X.shape
+    st.caption(t("transformer.vectors_glove" if c.use_glove else "transformer.vectors_random", n=n, d=d))
+    st.caption(t("transformer.untrained_note"))
+    return Sentence(X, words, [md_escape(w) for w in words], [f"{i + 1}: {w}" for i, w in enumerate(words)], c.seed)
+
+
 @guarded_fragment
-def order_section(X, words: list, safe: list, labels: list, seed: int):
+def section_order(t, s: Sentence) -> None:
+    """1 + 2. Order-blindness, and positional encoding (a fragment: the shuffle reruns only this part)."""
+    X, safe, labels, seed = s.X, s.safe, s.labels, s.seed
     n, d = X.shape
     st.subheader(t("transformer.order_header"))
-    if not presenter:
-        st.markdown(t("transformer.order_intro"))
+    explanation(t("transformer.order_intro"))
     if n == 1:
         st.info(t("transformer.one_token"))
         return
@@ -73,8 +105,7 @@ def order_section(X, words: list, safe: list, labels: list, seed: int):
     st.markdown(t("transformer.plain_result", max=f"{check.max_difference['plain']:.1e}",
                   changed=check.tokens_changed("plain"), n=n))
     st.subheader(t("transformer.pe_header"))
-    if not presenter:
-        st.markdown(t("transformer.pe_intro"))
+    explanation(t("transformer.pe_intro"))
     pe = sinusoidal_encoding(n, d)
     show_plotly(figure_spec(feature_heatmap, pe, labels, title=t("transformer.pe_title"), value_label="PE",
                             axis_titles=(t("transformer.axis_dim"), t("transformer.axis_position"))),
@@ -90,22 +121,22 @@ def order_section(X, words: list, safe: list, labels: list, seed: int):
                   changed=check.tokens_changed("positional"), n=n))
 
 
-# --- 3. the block (a fragment too) ----------------------------------------------------------------------------
-@guarded_fragment
-def block_section(X, words: list, safe: list, labels: list, seed: int):
+def section_block(t, s: Sentence) -> str:
+    """3. The block, step by step: shapes, the first token's numbers, layer norm's result, the output Y and its CSV.
+    -> the feed-forward activation chosen (for the locality check)."""
+    X, words, labels, seed = s.X, s.words, s.labels, s.seed
     n, d = X.shape
     st.subheader(t("transformer.block_header"))
-    if not presenter:
-        st.markdown(t("transformer.block_intro"))
+    explanation(t("transformer.block_intro"))
     activation = url_selectbox(t("transformer.activation"), ["relu", "gelu"], "transformer_act", widget=st.radio,
                                horizontal=True, format_func=lambda k: t(f"transformer.act_{k}"))
     steps = block(X, seed, activation)
     table = pd.DataFrame({
-        t("transformer.col_step"): [t(f"transformer.step_{s}") for s in STEPS],
-        t("transformer.col_shape"): [f"{steps[s].shape[0]} × {steps[s].shape[1]}" for s in STEPS],
-        t("transformer.col_first", token=words[0]): [", ".join(f"{v:+.3f}" for v in steps[s][0, :3]) for s in STEPS],
-        t("transformer.col_mean"): [float(steps[s][0].mean()) for s in STEPS],
-        t("transformer.col_var"): [float(steps[s][0].var()) for s in STEPS],
+        t("transformer.col_step"): [t(f"transformer.step_{step}") for step in STEPS],
+        t("transformer.col_shape"): [f"{steps[step].shape[0]} × {steps[step].shape[1]}" for step in STEPS],
+        t("transformer.col_first", token=words[0]): [", ".join(f"{v:+.3f}" for v in steps[step][0, :3]) for step in STEPS],
+        t("transformer.col_mean"): [float(steps[step][0].mean()) for step in STEPS],
+        t("transformer.col_var"): [float(steps[step][0].var()) for step in STEPS],
     })
     st.dataframe(table, hide_index=True, column_config={
         t("transformer.col_mean"): st.column_config.NumberColumn(format="%.2e"),
@@ -123,10 +154,15 @@ def block_section(X, words: list, safe: list, labels: list, seed: int):
     frame.insert(0, t("transformer.col_token"), words)
     frame.insert(0, t("transformer.col_position"), list(range(1, n + 1)))
     csv_download(t("transformer.download"), frame, "transformer_block_output.csv", key="transformer_csv")
+    return activation
 
+
+def section_locality(t, s: Sentence, activation: str) -> None:
+    """4. Change one token: the feed-forward layer changes only its row, attention every row."""
+    X, safe, labels, seed = s.X, s.safe, s.labels, s.seed
+    n = len(X)
     st.subheader(t("transformer.local_header"))
-    if not presenter:
-        st.markdown(t("transformer.local_intro"))
+    explanation(t("transformer.local_intro"))
     j = 0 if n == 1 else bounded_slider(t("transformer.local_pos"), 1, n, (n + 1) // 2, key="transformer_pos",
                                         bind="query-params") - 1
     check = locality(X, seed, activation, j)
@@ -136,8 +172,3 @@ def block_section(X, words: list, safe: list, labels: list, seed: int):
                             exact_zero=t("transformer.exact_zero")), key="transformer_local_fig")
     st.markdown(t("transformer.local_result", j=j + 1, token=safe[j], ffn=check.rows_changed("ffn"), n=n,
                   others=repr(check.others_max("ffn")), attn=check.rows_changed("attention")))
-
-
-order_section(X, words, safe, labels, seed)
-block_section(X, words, safe, labels, seed)
-what_to_try(t, S)

@@ -1,10 +1,11 @@
-"""Lesson 3's sections, each a guarded fragment so a widget inside reruns only its section.
+"""Lesson 3, self-attention: its sections and their cached calls. The page (lessons/self_attention.py) puts them
+in order and keeps the preset and the cut-off outside the sections: changing them reruns every section.
 
-``hand_section``: the selected token (a selectbox, or a click on a token marker), its lines and outlined row, the
-three heads and their mixing by W_O. ``glove_section``: the prediction, the GloVe sentence, raw or random Q/K.
-The page (lessons/self_attention.py) keeps the preset and the cut-off outside: changing them reruns both sections.
-Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is moved to the
-selected row on the dict (charts.heads.outline_row), so a token click builds one figure (the lines), not five.
+``section_lines``: the selected token (a selectbox, or a click on a token marker), its lines and outlined row;
+``section_heads``: the three heads; ``section_mix``: their mixing by W_O (the page runs these three as one fragment,
+so a token click reruns them only). ``section_glove`` (a fragment of its own): the prediction, the GloVe sentence,
+raw or random Q/K. Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is
+moved to the selected row on the dict (charts.self_attention.outline_row), so a token click builds one figure.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from attention_core.self_attention import (
     mix_steps, multi_head_parts, pair_weight_and_rank, position_labels, preset_for_sentence, preset_heads,
     self_preference, top_targets,
 )
-from charts.heads import outline_row, swap_matrix
+from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
 from ui.common import (
-    MAX_CHARS, csv_download, glove_vectors, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
-    sentence_tokens, show_unknown, translator, url_selectbox, what_to_try,
+    MAX_CHARS, csv_download, explanation, glove_vectors, guarded_fragment, heatmap_axes, md_escape,
+    predict_then_reveal, sentence_tokens, show_unknown, translator, url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -36,7 +37,7 @@ HEAD_MAP_HEIGHT = 460
 
 
 # Preset results are the same for everyone and never change: one shared read-only copy (st.cache_resource), not a
-# pickled copy per call (st.cache_data), which cost ~1 ms per call here.
+# pickled copy per call (st.cache_data).
 @st.cache_resource(show_spinner=False)
 def sa_data():
     return load_self_attention()
@@ -86,8 +87,8 @@ def sa_csv_texts(preset_id: str, corner: str, token_col: str, concat_col: str, o
 
 
 def arrow_table(first_name: str, first_column, columns, values) -> pa.Table:
-    """A small table for st.dataframe as Arrow (a labels column, then one column per name): ~0.4 ms, where a pandas
-    DataFrame costs ~3 ms per rerun to convert."""
+    """A small table for st.dataframe as Arrow (a labels column, then one column per name): st.dataframe sends it as
+    it is, where a pandas DataFrame is converted on every rerun."""
     return pa.table({first_name: list(first_column), **{str(c): values[:, j] for j, c in enumerate(columns)}})
 
 
@@ -111,14 +112,12 @@ def _use_preset_text():
     st.session_state.sa_text = sa_data().by_id(st.session_state.get("sa_preset")).glove_text
 
 
-@guarded_fragment
-def hand_section(preset_id: str, cutoff: float) -> None:
-    """The hand-designed part: token, lines + coreference matrix, the three heads, the W_O mixing."""
-    t = translator()
+def section_lines(t, preset_id: str, cutoff: float) -> int:
+    """The selected token, its lines (cut off at ``cutoff`` of the row's weight) and the coreference matrix with its
+    row outlined. -> the selected token's position."""
     preset = sa_data().by_id(preset_id)
     tokens, n = list(preset.tokens), len(preset.tokens)
-    heads = sa_heads(preset.id)
-    coref = heads[0]
+    coref = sa_heads(preset.id)[0]
     # the token is in the link as its position (?sa_token=5); a bad one, or one past a shorter sentence, -> the pronoun
     sel = _token_box(t, tokens, preset)
     row = coref[sel]
@@ -139,9 +138,7 @@ def hand_section(preset_id: str, cutoff: float) -> None:
             labels = position_labels(tokens)
             st.dataframe(arrow_table(t(f"{S}.csv_corner"), labels, labels, np.round(coref, 4)), hide_index=True,
                          key="sa_table")
-    what_to_try(t, S)
-    heads_grid(t, preset, heads, sel)
-    mix_section(t, preset, sel)
+    return sel
 
 
 def _csv_texts(t, preset_id: str) -> tuple[list[str], str]:
@@ -155,12 +152,12 @@ def _token_box(t, tokens, preset) -> int:
                              format_func=lambda i: f"{tokens[i]} ({i + 1})", default=preset.pronoun)
 
 
-def heads_grid(t, preset, heads, sel: int) -> None:
+def section_heads(t, preset_id: str, sel: int) -> None:
     """The three heads side by side, each map at least HEAD_MAP_WIDTH wide: a row that is too narrow wraps."""
+    preset, heads = sa_data().by_id(preset_id), sa_heads(preset_id)
     tokens = list(preset.tokens)
     st.subheader(t(f"{S}.heads_title"))
-    if not st.session_state.get("presenter", False):
-        st.markdown(t(f"{S}.heads_explain", score=f"{sa_data().rule_score:g}"))
+    explanation(t(f"{S}.heads_explain", score=f"{sa_data().rule_score:g}"))
     # one figure built per preset and language (head 1); the other heads swap in their matrix and title
     first = figure_spec(attention_heatmap, heads[0], tokens, highlight_row=0, title=t(f"{S}.head_{HEADS[0]}"),
                         height=HEAD_MAP_HEIGHT, show_values=False, value_label=t(f"{S}.value_label"),
@@ -181,16 +178,16 @@ def _numbers(values) -> list[str]:
     return ["" if v != v else f"{v:+.2f}" for v in values]  # NaN (no number in this head's columns) -> empty cell
 
 
-def mix_section(t, preset, sel: int) -> None:
+def section_mix(t, preset_id: str, sel: int) -> None:
     """Concatenate the heads' outputs and mix them with W_O: the shapes, the selected token's numbers, every token."""
+    preset = sa_data().by_id(preset_id)
     tokens = list(preset.tokens)
     parts = sa_mix(preset.id)
     h, n, d_v = parts.head_outputs.shape
     hd, d_model = parts.concat.shape[1], parts.output.shape[1]
     sizes = dict(h=h, n=n, d_v=d_v, hd=hd, d_model=d_model)
     st.markdown(f"#### {t(f'{S}.mix_title')}")
-    if not st.session_state.get("presenter", False):
-        st.markdown(t(f"{S}.mix_explain", h=h, seed=MULTI_HEAD_SEED))
+    explanation(t(f"{S}.mix_explain", h=h, seed=MULTI_HEAD_SEED))
     st.markdown(f"**{t(f'{S}.mix_shapes', **sizes)}**")
     st.caption(t(f"{S}.mix_table_caption", token=md_escape(tokens[sel]), pos=sel + 1, **sizes))
     names = [t(f"{S}.mix_name_{name}") for name in HEADS]
@@ -211,14 +208,12 @@ def mix_section(t, preset, sel: int) -> None:
 
 
 @guarded_fragment
-def glove_section(preset_id: str, cutoff: float) -> None:
+def section_glove(t, preset_id: str, cutoff: float) -> None:
     """Real GloVe vectors, no training: after the prediction, the matrix of the typed sentence, raw or random Q/K."""
-    t = translator()
     data = sa_data()
     preset = data.by_id(preset_id)
     st.subheader(t(f"{S}.glove_title"))
-    if not st.session_state.get("presenter", False):
-        st.markdown(t(f"{S}.glove_explain"))
+    explanation(t(f"{S}.glove_explain"))
     revealed = predict_then_reveal(t, S, 4, 3, key="sa_predict")
     text = st.text_input(t(f"{S}.text"), value=data.by_id("animal").glove_text, max_chars=MAX_CHARS, key="sa_text",
                          bind="query-params")

@@ -1,0 +1,35 @@
+"""Lesson 6, the GloVe experiment: does "it" find "animal"? Raw vectors, untrained projections, a 3-D view, training.
+
+Claim: the famous "it -> animal" pattern is what training produces.
+"""
+
+import streamlit as st
+
+from ui import glove
+from ui.common import guarded_fragment, page_header, translator, what_to_try
+
+FORMULA = (r"w_{\mathrm{it}} = \mathrm{softmax}\!\left(\frac{q_{\mathrm{it}}\, K^\top}{\sqrt{d_k}}\right),"
+           r"\qquad \operatorname{rank}(\text{animal}) = 1 + \#\{\, j : w_{\mathrm{it}, j} > w_{\mathrm{it},\,\text{animal}} \}")
+
+
+@guarded_fragment
+def experiments(sentence) -> None:
+    """(b), (c) and (d): a widget in any of them reruns these three only, and (c) draws what (b) and (d) returned."""
+    projection = glove.section_random(t, sentence)
+    st.divider()
+    cloud = st.container()  # (c) sits above (d) but is drawn after it, so a training run shows up in (c) at once
+    st.divider()
+    trained = glove.section_train(t, sentence)
+    with cloud:
+        glove.section_cloud(t, sentence, projection, trained)
+
+
+t = translator()
+page_header(t, "glove", FORMULA)
+sentence = glove.controls(t)
+what_to_try(t, "glove")
+if sentence is None:
+    st.stop()
+glove.section_raw(t, sentence)
+st.divider()
+experiments(sentence)
