@@ -66,6 +66,7 @@ PAGES = [
     st.Page("lessons/causal_mask.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
     st.Page("lessons/glove_experiment.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
     st.Page("lessons/transformer_block.py", title=t("nav.transformer"), icon=":material/stacks:", url_path="transformer"),
+    st.Page("lessons/pretrained.py", title=t("nav.pretrained"), icon=":material/model_training:", url_path="trained-model"),
 ]
 
 page = st.navigation(PAGES)

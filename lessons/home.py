@@ -24,6 +24,7 @@ with left:
         ("lessons/causal_mask.py", "causal"),
         ("lessons/glove_experiment.py", "glove"),
         ("lessons/transformer_block.py", "transformer"),
+        ("lessons/pretrained.py", "pretrained"),
     ]:
         st.page_link(path, label=t(f"nav.{key}"))
         st.caption(t(f"home.claim_{key}"))

@@ -19,4 +19,5 @@ PAGES = [
     PageInfo("lessons/causal_mask.py", "causal", "causal"),
     PageInfo("lessons/glove_experiment.py", "glove", "glove"),
     PageInfo("lessons/transformer_block.py", "transformer", "transformer"),
+    PageInfo("lessons/pretrained.py", "trained-model", "pretrained"),
 ]
