@@ -18,7 +18,9 @@ from charts.style import ACCENT
 
 MODEL_VIEW_SELECTION = "head"
 GAP = 2  # empty cells between two maps
-MAP_PX = 64  # the side of one head's map, whatever the sentence's length
+MAP_PX = 64  # the height of one head's map (its width follows the page's), whatever the sentence's length
+PADDING = 5
+AXIS_PX = (30, 24)  # room of the layer labels (left) and of the head labels (top): a fixed grid, clicks land alike
 
 
 def model_view_table(weights) -> pa.Table:
@@ -50,9 +52,10 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
     ticks = lambda count: [i * step + (n - 1) / 2 for i in range(count)]  # noqa: E731 - the centre of each map
     layer_text, head_text = json.dumps(layer_label), json.dumps(head_label)  # (labels stay string literals)
     x_axis = {"values": ticks(heads), "labelExpr": f"{head_text} + floor(datum.value / {step})", "title": None,
-              "orient": "top", "grid": False, "ticks": False, "domain": False, "labelAngle": 0}
+              "orient": "top", "grid": False, "ticks": False, "domain": False, "labelAngle": 0,
+              "minExtent": AXIS_PX[1], "maxExtent": AXIS_PX[1]}
     y_axis = {"values": ticks(layers), "labelExpr": f"{layer_text} + floor(datum.value / {step})", "title": None,
-              "grid": False, "ticks": False, "domain": False}
+              "grid": False, "ticks": False, "domain": False, "minExtent": AXIS_PX[0], "maxExtent": AXIS_PX[0]}
     cells = {
         "mark": {"type": "rect", "cursor": "pointer"},
         "params": [{"name": MODEL_VIEW_SELECTION, "select": {"type": "point", "fields": ["layer", "head"],
@@ -69,7 +72,7 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                                                                    "zero": False, "reverse": True}, "axis": y_axis},
             "y2": {"field": "y2"},
             "color": {"field": "weight", "type": "quantitative", "scale": {"scheme": "viridis", "domain": [0, 1]},
-                      "legend": {"title": value_label, "orient": "right", "gradientLength": 160}},
+                      "legend": {"title": value_label, "orient": "bottom", "gradientLength": 200}},
             "tooltip": [{"field": "name", "title": f"{layer_label} / {head_label}"},
                         {"field": "query", "title": query_label}, {"field": "key", "title": key_label},
                         {"field": "weight", "title": value_label, "format": ".4f"}],
@@ -84,7 +87,7 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                      "y": {"field": "y", "type": "quantitative"}, "y2": {"field": "y2"}},
     }
     # canvas, not SVG: one SVG element per cell made the first draw take seconds (docs/pretrained-page.md)
-    spec = {"width": width, "height": height, "layer": [cells, outline],
+    spec = {"width": width, "height": height, "padding": dict.fromkeys(("left", "right", "top", "bottom"), PADDING), "layer": [cells, outline],
             "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 13}, "mark": {"aria": False}},
             "usermeta": {"embedOptions": {"renderer": "canvas"}}}
     if title:
