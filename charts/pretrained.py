@@ -87,7 +87,8 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                      "y": {"field": "y", "type": "quantitative"}, "y2": {"field": "y2"}},
     }
     # canvas, not SVG: one SVG element per cell made the first draw take seconds (docs/pretrained-page.md)
-    spec = {"width": width, "height": height, "padding": dict.fromkeys(("left", "right", "top", "bottom"), PADDING), "layer": [cells, outline],
+    spec = {"width": width, "height": height, "padding": dict.fromkeys(("left", "right", "top", "bottom"), PADDING),
+            "layer": [cells, outline],
             "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 13}, "mark": {"aria": False}},
             "usermeta": {"embedOptions": {"renderer": "canvas"}}}
     if title:

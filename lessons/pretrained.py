@@ -9,15 +9,12 @@ import streamlit as st
 
 from ui.common import page_header, translator
 from ui.pretrained import (
-    S, catalogue_section, find_section, heads_section, model_or_message, predictions, sentence_picker, sink_section,
-    twin_section,
+    S, catalogue_section, find_section, formula, heads_section, model_or_message, predictions, sentence_picker,
+    sink_section, twin_section,
 )
 
-LATEX = (r"A^{(\ell, h)} = \mathrm{softmax}\!\left(\frac{(X_\ell W_Q^{(\ell, h)})(X_\ell W_K^{(\ell, h)})^\top}"
-         r"{\sqrt{32}}\right),\qquad \ell = 0, \dots, 5,\quad h = 0, \dots, 11")
-
 t = translator()
-page_header(t, S, LATEX)
+page_header(t, S, formula())
 if model_or_message(t):
     reading = sentence_picker(t)
     if reading is not None:

@@ -53,9 +53,14 @@ def _model():
     return load_model()
 
 
-@st.cache_resource(show_spinner=False)
 def _twin():
+    """The untrained twin (+86 MB while it lives): only the once-per-process results below use it, and
+    ``_drop_twin`` lets it go once they are made (docs/pretrained-page.md)."""
     return untrained_twin(TWIN_SEED)
+
+
+def _drop_twin() -> None:
+    untrained_twin.cache_clear()
 
 
 @st.cache_resource(show_spinner=False)
@@ -110,24 +115,38 @@ def featured():
         words = [(w.first, w.stop) for w in reading.words]
         ranked.append(heads.rank_heads(reading.attentions, words[pair.word_index(0, pair.pronoun)],
                                        words[pair.word_index(0, pair.candidates[0])])[0])
+    _drop_twin()
     return ranked[0], ranked[1], pair, pair_twin_test(_model(), pair)
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def catalogue(hide: bool):
-    return head_catalogue(_model(), _sets(), hide), head_catalogue(_twin(), _sets(), hide)
+    trained, twin = head_catalogue(_model(), _sets(), hide), head_catalogue(_twin(), _sets(), hide)
+    _drop_twin()
+    return trained, twin
 
 
 @st.cache_resource(show_spinner=False)
 def winograd():
     """-> per-head scores of the trained model and the twin, and a head picked on the even pairs scored on the odd."""
-    margins = winograd_margins(_model(), _sets())
+    margins, twin_margins = winograd_margins(_model(), _sets()), winograd_margins(_twin(), _sets())
+    _drop_twin()
     chosen = np.arange(margins.shape[0]) % 2 == 0
-    return (heads.winograd_scores(margins), heads.winograd_scores(winograd_margins(_twin(), _sets())),
-            heads.held_out_choice(margins, chosen))
+    return heads.winograd_scores(margins), heads.winograd_scores(twin_margins), heads.held_out_choice(margins, chosen)
 
 
 # ---------------------------------------------------------------- the sentence
+
+def formula() -> str:
+    """The page's formula in LaTeX, with the model's own sizes when it is installed."""
+    try:
+        config = _model().weights.config
+        d_k, last_layer, last_head = config.head_size, config.num_layers - 1, config.num_heads - 1
+    except ModelUnavailable:
+        d_k, last_layer, last_head = "d_k", "L - 1", "H - 1"
+    return (r"A^{(\ell, h)} = \mathrm{softmax}\!\left(\frac{(X_\ell W_Q^{(\ell, h)})(X_\ell W_K^{(\ell, h)})^\top}"
+            rf"{{\sqrt{{{d_k}}}}}\right),\qquad \ell = 0, \dots, {last_layer},\quad h = 0, \dots, {last_head}")
+
 
 def model_or_message(t) -> bool:
     """True when the model is installed; otherwise the page says how to install it."""
@@ -218,7 +237,8 @@ def predictions(t) -> bool:
     second = predict_then_reveal(t, f"{S}.switch", 2, 1 if street_wins else 2, key="pretrained_switch_predict")
     if second:
         w = test.weights[:, best.layer, best.head]
-        st.caption(t(f"{S}.switch_numbers", head=best.name, tired_animal=f"{w[0, 0]:.0%}", tired_street=f"{w[0, 1]:.0%}",
+        st.caption(t(f"{S}.switch_numbers", head=best.name, tired_animal=f"{w[0, 0]:.0%}",
+                     tired_street=f"{w[0, 1]:.0%}",
                      wide_animal=f"{w[1, 0]:.0%}", wide_street=f"{w[1, 1]:.0%}", flips=int(test.flips.sum()),
                      heads=test.flips.size))
     if not (first and second):
@@ -350,7 +370,8 @@ def twin_section(t, hide: bool) -> None:
     best_w = scores.best
     verdict = "resolves" if held >= RESOLVES_AT else "does_not_resolve"
     st.markdown(t(f"{S}.wino_numbers", sentences=2 * scores.pairs, pairs=scores.pairs, best=best_w.name,
-                  best_acc=f"{best_w.weight:.0%}", mean=f"{scores.mean:.0%}", twin_best=f"{twin_scores.best.weight:.0%}",
+                  best_acc=f"{best_w.weight:.0%}", mean=f"{scores.mean:.0%}",
+                  twin_best=f"{twin_scores.best.weight:.0%}",
                   picked=picked.name, held=f"{held:.0%}", pair_best=f"{scores.pair_accuracy.max():.0%}"))
     st.markdown(f"**{t(f'{S}.{verdict}')}**")
 
