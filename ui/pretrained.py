@@ -178,7 +178,7 @@ def sentence_picker(t) -> SentenceView | None:
         return None
     check = vocabulary_check(text, _model())
     if check.mostly_outside:
-        st.info(t(f"{S}.not_english", share=f"{check.share_outside:.0%}"), icon=":material/translate:")
+        st.warning(t(f"{S}.not_english", share=f"{check.share_outside:.0%}"), icon=":material/translate:")
         return None
     n = len(read_tokens(text))
     if n > MAX_TOKENS:
