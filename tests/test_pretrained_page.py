@@ -127,6 +127,15 @@ def test_hiding_cls_and_sep_drops_them_and_renormalises():
     assert strings("en")["hide_on"] in [c.value for c in at.caption]
 
 
+def test_hiding_cls_and_sep_keeps_the_picked_token():
+    at = answer(open_lesson())
+    at.selectbox(key="pretrained_token").set_value(5).run()  # "cross"
+    at.toggle(key="pretrained_hide_special").set_value(True).run()
+    assert_clean(at)
+    assert "“cross”" in figure(at, "pretrained_lines")["layout"]["title"]["text"]
+    assert at.selectbox(key="pretrained_token").value == 5
+
+
 def test_extreme_pickers_last_layer_head_and_token():
     at = answer(open_lesson())
     at.selectbox(key="pretrained_layer").set_value(5).run()

@@ -278,10 +278,14 @@ def heads_section(text: str, hide: bool) -> None:
     st.vega_lite_chart(model_view_table(shown), spec, on_select=_on_head_click, selection_mode=MODEL_VIEW_SELECTION,
                        key="pretrained_model_view")
     st.caption(t(f"{S}.model_view_caption"))
-    pronoun = tokens.index("it") if "it" in tokens else min(1, n - 1)
+    # the token is kept as its position in the whole sentence, so hiding [CLS]/[SEP] keeps the same token picked
+    every = sentence_view(text).tokens
+    positions = [i for i, tok in enumerate(every) if not hide or tok not in heads.SPECIAL_TOKENS]
+    pronoun = every.index("it") if "it" in every else positions[min(1, n - 1)]
     with c_token:
-        sel = url_selectbox(t(f"{S}.token"), list(range(n)), "pretrained_token",
-                            format_func=lambda i: f"{tokens[i]} ({i + 1})", default=pronoun)
+        picked = url_selectbox(t(f"{S}.token"), positions, "pretrained_token",
+                               format_func=lambda i: f"{every[i]} ({i + 1})", default=pronoun)
+    sel = positions.index(picked)
     weights = np.asarray(shown[layer, head], dtype=np.float64)
     name = t(f"{S}.head_name", layer=layer, head=head)
     left, right = st.columns(2, gap="medium")
