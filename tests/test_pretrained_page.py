@@ -65,10 +65,16 @@ def custom(at: AppTest, text: str) -> AppTest:
     return at
 
 
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_page_draws_the_sink_and_asks_before_showing_any_head(lang):
-    at = open_lesson(lang)
+def test_page_draws_the_sink_and_asks_before_showing_any_head(lang, presenter):
+    at = open_lesson(lang, query={"presenter": "true"} if presenter else None)
     assert_clean(at)
+    shown = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+    tokens, weights = attention_maps(FAMOUS)
+    link = weights[:, :, tokens.index("it"), tokens.index("animal")]
+    layer, head = np.unravel_index(int(np.argmax(link)), link.shape)
+    assert f"L{layer}H{head}" not in shown and f"{link.max():.0%}" not in shown  # no head, no answer above them
     assert figure(at, "pretrained_sink_map")
     questions = [r.label for r in at.radio if r.key.endswith("_predict")]
     assert questions == [strings(lang)["link"]["predict_q"], strings(lang)["switch"]["predict_q"]]
