@@ -9,7 +9,6 @@ go to docs/pretrained-page.md, not into tests.
 
 from __future__ import annotations
 
-import resource
 import statistics
 import subprocess
 import sys
@@ -64,7 +63,7 @@ def page_miss() -> None:
 
 
 MEMORY = """
-import resource, time, os
+import time, os
 def rss(field="RssAnon"):  # private memory; RssFile is the memory-mapped weights, shared by every process
     with open(f"/proc/{os.getpid()}/status") as fh:
         return next(int(l.split()[1]) for l in fh if l.startswith(field + ":")) / 1024
