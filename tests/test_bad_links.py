@@ -30,6 +30,8 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                                     "glove_cloud"),
     "lessons/transformer_block.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
                                      "transformer_pos", "transformer_act"),
+    "lessons/pretrained.py": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
+                              "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
 }
 BAD_VALUES = {
     "abc": "abc",
@@ -105,7 +107,7 @@ def test_every_link_parameter_of_a_page_at_once():
 
 SECTION_FILES = {"glove_sections.py": "lessons/glove_experiment.py", "self_attention_sections.py": "lessons/self_attention.py",
                  "qkv_sections.py": "lessons/qkv_library.py", "rnn_sections.py": "lessons/rnn_bottleneck.py",
-                 "scaling_sections.py": "lessons/scaling.py"}  # ui/<lesson>_sections.py belong to their lesson
+                 "scaling_sections.py": "lessons/scaling.py", "pretrained.py": "lessons/pretrained.py"}  # ui/<lesson>_sections.py belong to their lesson
 
 
 def url_selectbox_keys() -> dict[str, set[str]]:
