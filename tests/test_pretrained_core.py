@@ -82,7 +82,8 @@ def test_the_weights_are_read_once_memory_mapped_and_read_only(model):
 
 
 def test_the_memory_map_holds_the_files_bytes(model, reference_tensors):
-    np.testing.assert_array_equal(model.weights.layers[2].key_w, reference_tensors["encoder.layer.2.attention.self.key.weight"])
+    np.testing.assert_array_equal(model.weights.layers[2].key_w,
+                                  reference_tensors["encoder.layer.2.attention.self.key.weight"])
     np.testing.assert_array_equal(model.weights.position_embeddings,
                                   reference_tensors["embeddings.position_embeddings.weight"])
 
@@ -124,11 +125,19 @@ def test_permutation_equivariance_through_the_first_layer_without_positions(mode
 
 def test_the_twin_is_seeded():
     a, b, c = pretrained.untrained_twin(0), pretrained.untrained_twin(0), pretrained.untrained_twin(1)
-    a_fresh = pretrained.untrained_twin.__wrapped__(0)  # built again, not the cached object
+    a_fresh = pretrained.build_twin(0)  # built again, not the cached object
     np.testing.assert_array_equal(a.weights.layers[3].query_w, a_fresh.weights.layers[3].query_w)
     np.testing.assert_array_equal(a.weights.word_embeddings, a_fresh.weights.word_embeddings)
-    assert b is a
+    assert b is a and pretrained.untrained_twin(seed=0) is a and pretrained.untrained_twin() is a
     assert not np.array_equal(a.weights.layers[3].query_w, c.weights.layers[3].query_w)
+
+
+def test_forget_twins_drops_the_cached_ones():
+    first = pretrained.untrained_twin(0)
+    pretrained.forget_twins()
+    again = pretrained.untrained_twin(0)
+    assert again is not first
+    np.testing.assert_array_equal(again.weights.layers[1].key_w, first.weights.layers[1].key_w)
 
 
 def test_the_twin_has_the_trained_shapes_and_berts_initialisation(model):
