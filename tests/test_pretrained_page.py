@@ -218,13 +218,13 @@ def no_model_package(monkeypatch):
     st.cache_resource.clear()
     st.cache_data.clear()
     pretrained.load_model.cache_clear()
-    pretrained.untrained_twin.cache_clear()
+    pretrained.forget_twins()
     monkeypatch.setitem(sys.modules, PACKAGE, None)
     yield
     st.cache_resource.clear()
     st.cache_data.clear()
     pretrained.load_model.cache_clear()
-    pretrained.untrained_twin.cache_clear()
+    pretrained.forget_twins()
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -15,8 +15,9 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import pretrained_heads as heads
-from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model, read_text, untrained_twin
-from attention_core.pretrained import vocabulary_check
+from attention_core.pretrained import (
+    INSTALL_COMMAND, ModelUnavailable, forget_twins, load_model, read_text, untrained_twin, vocabulary_check,
+)
 from attention_core.pretrained_sets import KINDS, head_catalogue, load_pretrained_sets, pair_twin_test, winograd_margins
 from attention_core.self_attention import top_targets
 from charts.bars import weight_bars
@@ -54,13 +55,13 @@ def _model():
 
 
 def _twin():
-    """The untrained twin (+86 MB while it lives): only the once-per-process results below use it, and
+    """The untrained twin (private memory while it lives): only the once-per-process results below use it, and
     ``_drop_twin`` lets it go once they are made (docs/pretrained-page.md)."""
     return untrained_twin(TWIN_SEED)
 
 
 def _drop_twin() -> None:
-    untrained_twin.cache_clear()
+    forget_twins()
 
 
 @st.cache_resource(show_spinner=False)
