@@ -65,6 +65,7 @@ PAGES = [
     st.Page("lessons/causal.py", title=t("nav.causal"), icon=":material/change_history:", url_path="causal"),
     st.Page("lessons/glove.py", title=t("nav.glove"), icon=":material/science:", url_path="glove"),
     st.Page("lessons/transformer.py", title=t("nav.transformer"), icon=":material/stacks:", url_path="transformer"),
+    st.Page("lessons/pretrained.py", title=t("nav.pretrained"), icon=":material/model_training:", url_path="trained-model"),
 ]
 
 page = st.navigation(PAGES)

@@ -19,4 +19,5 @@ PAGES = [
     PageInfo("lessons/causal.py", "causal", "causal"),
     PageInfo("lessons/glove.py", "glove", "glove"),
     PageInfo("lessons/transformer.py", "transformer", "transformer"),
+    PageInfo("lessons/pretrained.py", "trained-model", "pretrained"),
 ]

@@ -91,6 +91,9 @@ SETUPS = [
           ("glove_sentence",), ("glove_raw_bars", "glove_after_bars")),
     Setup("transformer", "lessons/transformer.py", (("radio", "transformer_predict", 1),), ("transformer_text",),
           ("transformer_out_fig", "transformer_local_fig")),
+    Setup("pretrained_custom", "lessons/pretrained.py", (("selectbox", "pretrained_preset", "custom"),
+          ("radio", "pretrained_predict", 1), ("radio", "pretrained_switch_predict", 1)), ("pretrained_text",),
+          ("pretrained_sink_map", "pretrained_lines", "pretrained_heat")),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]
 

@@ -30,6 +30,8 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                                     "glove_cloud"),
     "lessons/transformer.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
                                      "transformer_pos", "transformer_act"),
+    "lessons/pretrained.py": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
+                              "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
 }
 BAD_VALUES = {
     "abc": "abc",
@@ -104,7 +106,7 @@ def test_every_link_parameter_of_a_page_at_once():
 
 
 SECTION_FILES = {f"{stem}.py": f"lessons/{stem}.py" for stem in ("home", "rnn", "qkv", "self_attention", "scaling",
-                                                                  "causal", "glove", "transformer")}  # ui/<stem>.py
+                                                                  "causal", "glove", "transformer", "pretrained")}  # ui/<stem>.py
 
 
 def url_selectbox_keys() -> dict[str, set[str]]:

@@ -21,6 +21,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/causal.py", "causal"),
     ("lessons/glove.py", "glove"),
     ("lessons/transformer.py", "transformer"),
+    ("lessons/pretrained.py", "pretrained"),
 ]
 DEMO_TOKENS = ["a", "b", "c", "d", "e"]
 

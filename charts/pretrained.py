@@ -1,0 +1,96 @@
+"""Lesson 8's model view: every head of a trained model as a small map, in one clickable Vega-Lite chart.
+
+All layers x heads maps stand in one grid (layer = row, head = column) drawn as a single rect mark: one view instead
+of 72 facets, so the browser lays out one scene (docs/pretrained-page.md has the measurement). A click on any cell
+selects its (layer, head) through the point selection ``MODEL_VIEW_SELECTION`` (st.vega_lite_chart(on_select=...)
+returns it); the opened head is outlined. The cells travel as an Arrow table (``model_view_table``), not as JSON
+inside the spec. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from charts.style import ACCENT
+
+MODEL_VIEW_SELECTION = "head"
+GAP = 2  # empty cells between two maps
+MAP_PX = 64  # the height of one head's map (its width follows the page's), whatever the sentence's length
+PADDING = 5
+AXIS_PX = (30, 24)  # room of the layer labels (left) and of the head labels (top): a fixed grid, clicks land alike
+
+
+def model_view_table(weights) -> pa.Table:
+    """weights: (layers, heads, n, n) -> one row per cell: layer, head, query q, key k, weight, grid x and y."""
+    W = np.asarray(weights, dtype=np.float32)
+    layers, heads, n, _ = W.shape
+    layer, head, q, k = (a.ravel() for a in np.indices(W.shape, dtype=np.int16))
+    step = n + GAP
+    return pa.table({"layer": layer, "head": head, "q": q, "k": k, "weight": W.ravel(),
+                     "x": (head * step + k).astype(np.int16), "y": (layer * step + q).astype(np.int16)})
+
+
+def _label_expr(names: list[str], field: str) -> str:
+    """A Vega expression picking names[datum.<field>] (the names JSON-quoted: user text stays a string literal)."""
+    return f"{json.dumps(names, ensure_ascii=True)}[datum.{field}]"
+
+
+def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, layer_label: str, head_label: str,
+               query_label: str, key_label: str, value_label: str, title: str | None = None) -> dict:
+    """tokens: (n,), a grid of layers x heads maps, ``opened`` = (layer, head) outlined -> a Vega-Lite spec (dict).
+
+    The data is ``model_view_table(weights)``, passed beside the spec. Axes name the heads ("L3" / "H1", counted
+    from 0 as the model's own files do); the hover gives the layer, head, query token, key token and exact weight.
+    """
+    n = len(tokens)
+    step = n + GAP
+    names = [str(tok) for tok in tokens]
+    width, height = heads * MAP_PX, layers * MAP_PX
+    ticks = lambda count: [i * step + (n - 1) / 2 for i in range(count)]  # noqa: E731 - the centre of each map
+    layer_text, head_text = json.dumps(layer_label), json.dumps(head_label)  # (labels stay string literals)
+    x_axis = {"values": ticks(heads), "labelExpr": f"{head_text} + floor(datum.value / {step})", "title": None,
+              "orient": "top", "grid": False, "ticks": False, "domain": False, "labelAngle": 0,
+              "minExtent": AXIS_PX[1], "maxExtent": AXIS_PX[1]}
+    y_axis = {"values": ticks(layers), "labelExpr": f"{layer_text} + floor(datum.value / {step})", "title": None,
+              "grid": False, "ticks": False, "domain": False, "minExtent": AXIS_PX[0], "maxExtent": AXIS_PX[0]}
+    cells = {
+        "mark": {"type": "rect", "cursor": "pointer"},
+        "params": [{"name": MODEL_VIEW_SELECTION, "select": {"type": "point", "fields": ["layer", "head"],
+                                                             "on": "click", "clear": False}}],
+        "transform": [{"calculate": _label_expr(names, "q"), "as": "query"},
+                      {"calculate": _label_expr(names, "k"), "as": "key"},
+                      {"calculate": f"{layer_text} + datum.layer + {head_text} + datum.head", "as": "name"},
+                      {"calculate": "datum.x + 1", "as": "x2"}, {"calculate": "datum.y + 1", "as": "y2"}],
+        "encoding": {
+            "x": {"field": "x", "type": "quantitative", "scale": {"domain": [0, heads * step - GAP], "nice": False,
+                                                                   "zero": False}, "axis": x_axis},
+            "x2": {"field": "x2"},
+            "y": {"field": "y", "type": "quantitative", "scale": {"domain": [0, layers * step - GAP], "nice": False,
+                                                                   "zero": False, "reverse": True}, "axis": y_axis},
+            "y2": {"field": "y2"},
+            "color": {"field": "weight", "type": "quantitative", "scale": {"scheme": "viridis", "domain": [0, 1]},
+                      "legend": {"title": value_label, "orient": "bottom", "gradientLength": 200}},
+            "tooltip": [{"field": "name", "title": f"{layer_label} / {head_label}"},
+                        {"field": "query", "title": query_label}, {"field": "key", "title": key_label},
+                        {"field": "weight", "title": value_label, "format": ".4f"}],
+        },
+    }
+    layer, head = opened
+    outline = {
+        "data": {"values": [{"x": head * step - 0.5, "x2": head * step + n + 0.5,
+                             "y": layer * step - 0.5, "y2": layer * step + n + 0.5}]},
+        "mark": {"type": "rect", "fill": None, "stroke": ACCENT, "strokeWidth": 3},
+        "encoding": {"x": {"field": "x", "type": "quantitative"}, "x2": {"field": "x2"},
+                     "y": {"field": "y", "type": "quantitative"}, "y2": {"field": "y2"}},
+    }
+    # canvas, not SVG: one SVG element per cell made the first draw take seconds (docs/pretrained-page.md)
+    spec = {"width": width, "height": height, "padding": dict.fromkeys(("left", "right", "top", "bottom"), PADDING),
+            "layer": [cells, outline],
+            "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 13}, "mark": {"aria": False}},
+            "usermeta": {"embedOptions": {"renderer": "canvas"}}}
+    if title:
+        spec["title"] = title
+    return spec

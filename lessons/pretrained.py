@@ -1,0 +1,28 @@
+"""Lesson 8, inside a trained model: all-MiniLM-L6-v2's 72 heads on a sentence, run live in NumPy.
+
+The sentence and the [CLS]/[SEP] switch are here (changing them reruns the page); the heads, "find the head", the
+twin test and the catalogue are sections in ui/pretrained.py. The two predictions come before any figure that
+would answer them.
+"""
+
+import streamlit as st
+
+from ui.common import page_header, translator
+from ui.pretrained import (
+    S, catalogue_section, find_section, formula, heads_section, model_or_message, predictions, sentence_picker,
+    sink_section, twin_section,
+)
+
+t = translator()
+page_header(t, S, formula())
+if model_or_message(t):
+    reading = sentence_picker(t)
+    if reading is not None:
+        hide = st.toggle(t(f"{S}.hide_special"), value=False, key="pretrained_hide_special", bind="query-params",
+                         help=t(f"{S}.hide_special_help"))
+        sink_section(t, reading, hide)
+        if predictions(t):
+            heads_section(reading.text, hide)
+            find_section(reading.text, hide)
+            twin_section(t, hide)
+            catalogue_section(t, hide)

