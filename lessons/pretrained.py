@@ -7,7 +7,7 @@ would answer them.
 
 import streamlit as st
 
-from ui.common import page_header, translator
+from ui.common import page_header, translator, what_to_try
 from ui.pretrained import (
     S, catalogue_section, find_section, formula, heads_section, model_or_message, predictions, sentence_picker,
     sink_section, twin_section,
@@ -20,6 +20,7 @@ if model_or_message(t):
     if reading is not None:
         hide = st.toggle(t(f"{S}.hide_special"), value=False, key="pretrained_hide_special", bind="query-params",
                          help=t(f"{S}.hide_special_help"))
+        what_to_try(t, S)
         sink_section(t, reading, hide)
         if predictions(t):
             heads_section(reading.text, hide)

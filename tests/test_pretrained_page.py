@@ -77,7 +77,7 @@ def test_page_draws_the_sink_and_asks_before_showing_any_head(lang, presenter):
     assert f"L{layer}H{head}" not in shown and f"{link.max():.0%}" not in shown  # no head, no answer above them
     assert figure(at, "pretrained_sink_map")
     questions = [r.label for r in at.radio if r.key.endswith("_predict")]
-    assert questions == [strings(lang)["link"]["predict_q"], strings(lang)["switch"]["predict_q"]]
+    assert questions == [strings(lang)["link"]["predict_q"]]  # the second names "the head that links it to animal"
     assert model_views(at) == []  # no head's map before both answers
     keys = [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
     assert keys == ["pretrained_sink_map"]
@@ -87,6 +87,8 @@ def test_page_draws_the_sink_and_asks_before_showing_any_head(lang, presenter):
 def test_the_first_answer_alone_still_shows_no_head():
     at = open_lesson()
     at.radio(key="pretrained_predict").set_value(1).run()
+    assert [r.label for r in at.radio if r.key.endswith("_predict")] == [strings("en")["link"]["predict_q"],
+                                                                          strings("en")["switch"]["predict_q"]]
     assert model_views(at) == []
     assert not [el for el in at.get("plotly_chart") if "pretrained_lines" in el.proto.id]
 

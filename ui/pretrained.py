@@ -26,7 +26,8 @@ from charts.matrix import attention_heatmap
 from charts.pretrained import MODEL_VIEW_SELECTION, model_view, model_view_table
 from charts.tokens import token_lines
 from ui.common import (
-    MAX_CHARS, MAX_TOKENS, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal, url_selectbox, what_to_try,
+    MAX_CHARS, MAX_TOKENS, explanation, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
+    url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -38,13 +39,8 @@ RANKED_SHOWN = 12  # heads in the "find the head" bar chart (the table lists all
 RESOLVES_AT = 0.75  # held-out sentence accuracy at which the page would say the model resolves the pairs
 
 
-def _presenting() -> bool:
-    return st.session_state.get("presenter", False)
-
-
 def _explain(t, key: str, **values) -> None:
-    if not _presenting():
-        st.markdown(t(f"{S}.{key}", **values))
+    explanation(t(f"{S}.{key}", **values))
 
 
 # ---------------------------------------------------------------- cached calls
@@ -235,7 +231,8 @@ def predictions(t) -> bool:
         st.caption(t(f"{S}.link_numbers", head=best.name, weight=f"{best.weight:.0%}",
                      twin=f"{twin_best.weight:.0%}", twin_head=twin_best.name))
     street_wins = int(test.preferred[1, best.layer, best.head]) == 1
-    second = predict_then_reveal(t, f"{S}.switch", 2, 1 if street_wins else 2, key="pretrained_switch_predict")
+    # The second question names "the head that links it to animal": asked only once the first is answered.
+    second = first and predict_then_reveal(t, f"{S}.switch", 2, 1 if street_wins else 2, key="pretrained_switch_predict")
     if second:
         w = test.weights[:, best.layer, best.head]
         st.caption(t(f"{S}.switch_numbers", head=best.name, tired_animal=f"{w[0, 0]:.0%}",
@@ -401,4 +398,3 @@ def catalogue_section(t, hide: bool) -> None:
     st.dataframe(table, hide_index=True, key="pretrained_catalogue")
     ratio = min(trained[k].best.weight / max(twin[k].best.weight, 1e-9) for k in KINDS)
     st.caption(t(f"{S}.catalogue_caption", ratio=f"{ratio:.1f}", twin_seed=TWIN_SEED))
-    what_to_try(t, S)
