@@ -200,6 +200,11 @@ def _arrays(weights: BertWeights) -> list[np.ndarray]:
     return top + [getattr(layer, f.name) for layer in weights.layers for f in dataclasses.fields(layer)]
 
 
+def parameter_count(weights: BertWeights) -> int:
+    """weights -> how many numbers the encoder holds (embeddings and every layer; no pooler)."""
+    return sum(int(a.size) for a in _arrays(weights))
+
+
 # ---------------------------------------------------------------- the forward pass
 
 def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:

@@ -26,6 +26,7 @@ from attention_core.bert import (
     BertWeights,
     Encoding,
     encoder_forward,
+    parameter_count,
     initial_weights,
     read_safetensors,
     weights_from_tensors,
@@ -35,7 +36,7 @@ from attention_core.wordpiece import Token, Word
 
 __all__ = [
     "INSTALL_COMMAND", "BertWeights", "Encoding", "Model", "ModelUnavailable", "Reading", "VocabularyCheck",
-    "attention_maps", "build_twin", "encoder_forward", "forget_twins", "load_model", "model_dir", "read_model",
+    "attention_maps", "build_twin", "parameter_count", "encoder_forward", "forget_twins", "load_model", "model_dir", "read_model",
     "read_safetensors", "read_text", "untrained_twin", "vocabulary_check", "without_positions", "word_spans",
 ]
 

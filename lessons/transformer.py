@@ -26,3 +26,4 @@ if sentence is None:
     st.stop()
 transformer.section_order(t, sentence)
 the_block(sentence)
+transformer.section_real_model(t, sentence)

@@ -239,3 +239,11 @@ def test_word_spans_speak_in_words():
     words = pretrained.word_spans("The animal didn't cross")
     assert [(w.text, w.first, w.stop) for w in words] == [("The", 1, 2), ("animal", 2, 3), ("didn't", 3, 6),
                                                            ("cross", 6, 7)]
+
+
+def test_parameter_count_is_the_sum_berts_sizes_give(model, config):
+    """The count against BERT's layout from config.json alone (no pooler)."""
+    d, d_ff, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    embeddings = (config["vocab_size"] + config["max_position_embeddings"] + config["type_vocab_size"]) * d + 2 * d
+    per_layer = 4 * (d * d + d) + 2 * (2 * d) + (d_ff * d + d_ff) + (d * d_ff + d)
+    assert pretrained.parameter_count(model.weights) == embeddings + layers * per_layer == 22_565_376

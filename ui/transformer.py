@@ -10,7 +10,9 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
+
 from attention_core.causal import replacement_vector
+from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model, parameter_count
 from attention_core.transformer import (
     STEPS, block_weights, locality_check, permutation_check, row_stats, seeded_permutation, sinusoidal_encoding,
     transformer_block,
@@ -172,3 +174,29 @@ def section_locality(t, s: Sentence, activation: str) -> None:
                             exact_zero=t("transformer.exact_zero")), key="transformer_local_fig")
     st.markdown(t("transformer.local_result", j=j + 1, token=safe[j], ffn=check.rows_changed("ffn"), n=n,
                   others=repr(check.others_max("ffn")), attn=check.rows_changed("attention")))
+
+
+@st.cache_resource(show_spinner=False)
+def real_model_sizes():
+    """-> (config, parameter count) of lesson 8's trained model, or None when its package is not installed."""
+    try:
+        model = load_model()
+    except ModelUnavailable:
+        return None
+    return model.weights.config, parameter_count(model.weights)
+
+
+def section_real_model(t, s: Sentence) -> None:
+    """5. The real thing: lesson 8's model is a stack of such blocks, with its sizes read from its own config."""
+    st.subheader(t("transformer.real_header"))
+    sizes = real_model_sizes()
+    if sizes is None:
+        st.caption(t("transformer.real_missing", command=INSTALL_COMMAND))
+        return
+    config, params = sizes
+    st.markdown(t("transformer.real_model", layers=config.num_layers, d=config.hidden_size, d_here=s.X.shape[1],
+                  heads=config.num_heads, head=config.head_size, d_ff=config.intermediate_size,
+                  vocab=f"{config.vocab_size:,}", positions=config.max_positions,
+                  params=t("transformer.real_params", n=params / float(t("transformer.real_params_unit")))))
+    st.page_link("lessons/pretrained.py", label=t("transformer.real_link", all_heads=config.num_layers * config.num_heads),
+                 icon=":material/arrow_forward:")
