@@ -172,6 +172,7 @@ def section_heads(t, preset_id: str, sel: int) -> None:
                              weight=f"{weights[sel, target]:.1%}"))
                 csv_download(t(f"{S}.download_head"), _csv_texts(t, preset.id)[0][k],
                              f"self_attention_{preset.id}_{name}.csv", key=f"sa_head_csv_{name}")
+    st.page_link("lessons/pretrained.py", label=t(f"{S}.trained_heads_link"), icon=":material/arrow_forward:")
 
 
 def _numbers(values) -> list[str]:
