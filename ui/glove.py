@@ -8,10 +8,6 @@ Each section wires widgets -> attention_core -> charts -> text; the math lives i
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import OrderedDict
-from dataclasses import asdict
 from typing import NamedTuple
 
 import numpy as np
@@ -19,10 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import glove as glove_core  # looked up at call time: tests replace glove_core.embed
-from attention_core.attention import ranks_in_rows
+from attention_core.attention import MAX_SEED, ranks_in_rows
 from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
-from attention_core.glove_training import TrainSetting, accuracy, head_rows, sentence_row, train_head
+from attention_core.glove_training import TrainSetting, accuracy, head_rows, sentence_row
 from attention_core.pca import pca_3d
 from attention_core.self_attention import top_targets
 from charts.bars import weight_bars
@@ -33,6 +29,7 @@ from ui.common import (
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
+from ui.glove_training import run_training, section_side_by_side
 
 S = "glove"
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired"  # as on the other pages
@@ -45,7 +42,6 @@ TRAIN_LR = [0.003, 0.01, 0.03, 0.1, 0.3]
 TRAIN_WD = [0.0, 0.0001, 0.001, 0.01]
 DEFAULT = TrainSetting()
 TRAINED = "glove_trained"  # st.session_state key of this user's trained head (read and written by (d) only)
-MAX_SEED = 2**31 - 1
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -262,64 +258,6 @@ def train_controls(t) -> TrainSetting:
     return TrainSetting(int(d_k), float(lr), int(steps), float(wd), int(seed), bool(context))
 
 
-class SharedTrainings:
-    """Finished training runs shared by every session of the server, one per setting (a run is seeded: the same
-    setting gives the same weights), so a class that presses "Train" together trains once, not 40 times.
-
-    ``run(setting, train)`` returns (result, seconds, trained_here): the first caller of a setting trains (with its
-    own progress bar); callers of the same setting meanwhile wait for that run instead of queueing their own.
-    """
-
-    def __init__(self, max_entries: int = 32):
-        self._lock = threading.Lock()
-        self._key_locks: dict[TrainSetting, threading.Lock] = {}
-        self._done: OrderedDict[TrainSetting, tuple] = OrderedDict()
-        self._max = max_entries
-
-    def get(self, setting: TrainSetting):
-        with self._lock:
-            return self._done.get(setting)
-
-    def run(self, setting: TrainSetting, train):
-        with self._lock:
-            key_lock = self._key_locks.setdefault(setting, threading.Lock())
-        with key_lock:
-            done = self.get(setting)
-            if done is not None:
-                return (*done, False)
-            start = time.perf_counter()
-            result = train()
-            seconds = time.perf_counter() - start
-            for array in (result.W_q, result.W_k, result.W_q_init, result.W_k_init, result.losses):
-                array.flags.writeable = False  # shared by every session: read-only
-            with self._lock:
-                self._done[setting] = (result, seconds)
-                while len(self._done) > self._max:
-                    self._key_locks.pop(self._done.popitem(last=False)[0], None)
-            return result, seconds, True
-
-
-@st.cache_resource(show_spinner=False)
-def shared_trainings() -> SharedTrainings:
-    return SharedTrainings()
-
-
-def run_training(t, batch, setting: TrainSetting) -> dict:
-    store = shared_trainings()
-    bar = st.progress(0.0, text=t("glove.train_running", step=0, steps=setting.steps, loss="…"))
-    every = max(1, setting.steps // 40)
-
-    def progress(step: int, loss: float) -> None:
-        if step % every == 0 or step == setting.steps:
-            bar.progress(step / setting.steps, text=t("glove.train_running", step=step, steps=setting.steps,
-                                                      loss=f"{loss:.4f}"))
-
-    result, seconds, _ = store.run(setting, lambda: train_head(batch, setting, callback=progress))
-    bar.empty()
-    return {"setting": asdict(setting), "W_q": result.W_q, "W_k": result.W_k, "W_q_init": result.W_q_init,
-            "W_k_init": result.W_k_init, "losses": result.losses, "seconds": seconds}
-
-
 def section_train(t, s: Sentence) -> dict | None:
     """(d) Learn W_Q and W_K on pronoun sentences; report loss, held-out accuracy and the user's row.
     -> this learner's trained head (kept for the session), or None before the first training run."""
@@ -374,6 +312,7 @@ def section_train(t, s: Sentence) -> dict | None:
     }
     with st.expander(t("glove.held_table_title", n=len(dataset.held_out)), expanded=not presenting()):
         show_table(t, table, "glove_held", "glove_held_out.csv")
+    section_side_by_side(t, state, held_before, held_after)
     your_sentence(t, state, dataset, words, X, qi, ti)
     return state
 
