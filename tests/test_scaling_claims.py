@@ -15,10 +15,10 @@ from attention_core.scaling import (
     DIM_CHOICES, NEXT_WORD_SCORES, SAMPLE_COUNT, TEMPERATURE_CHOICES, prefix_weights, random_query_keys,
     sample_from_uniforms, sampling_sweep, temperature_probabilities,
 )
-from tests.apptest_utils import assert_clean, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, plotly_figures, open_page
 from ui.scaling_sections import TABLE_SEED, table
 
-PAGE = "lessons/scaling.py"
+PAGE = "scaling"
 DEFAULT_KEYS, DEFAULT_SEED, DEFAULT_TAU = 8, 0, 1.0
 
 
@@ -45,7 +45,7 @@ def test_the_distribution_stays_the_same_with_scaling():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_what_to_try_text_quotes_the_computed_figures(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     text = at.info[0].value
     top, mean_max = one_query_scaled_max(), table()["max_scaled"]
@@ -55,7 +55,7 @@ def test_the_what_to_try_text_quotes_the_computed_figures(lang):
 
 
 def test_the_figures_follow_the_seed():
-    at = run_page(PAGE, query={"scaling_seed": "7"})
+    at = open_page(PAGE, query={"scaling_seed": "7"})
     q, K = random_query_keys(DEFAULT_KEYS, 7)
     top = prefix_weights(q, K, [256], True, DEFAULT_TAU).max()
     assert f"{top:.3f}" in at.info[0].value
@@ -112,7 +112,7 @@ def test_inverse_cdf_sampling_matches_a_loop(weights, u):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_sampling_chart_and_its_caption(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     fig = plotly_figures(at)[-1]
     assert [f["name"] for f in fig["frames"]] == [f"{t:g}" for t in TEMPERATURE_CHOICES]
