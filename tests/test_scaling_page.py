@@ -138,17 +138,6 @@ def test_wrong_prediction_still_reveals_with_the_explanation():
     assert at.warning and at.dataframe
 
 
-def test_presenter_mode_hides_the_long_texts():
-    plain = open_page(PAGE, query={"scaling_d": "4"})
-    assert any("At small d" in c.value for c in plain.caption)
-    assert any("Take a query" in m.value for m in plain.markdown)
-    at = open_page(PAGE, query={"presenter": "true", "scaling_d": "4"})
-    assert_clean(at)
-    assert not any("At small d" in c.value for c in at.caption)
-    assert not any("Take a query" in m.value for m in at.markdown)
-    assert len(plotly_figures(at)) == 4
-
-
 
 
 
