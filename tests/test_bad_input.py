@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.apptest_utils import decode_array, open_page
+from tests.hypothesis_budget import examples
 from ui.common import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,7 +276,7 @@ def test_raw_html_never_carries_user_text():
 MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|$<>~:^&")
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(st.text())
 def test_md_escape_leaves_no_markdown_character_unescaped(text):
     escaped = md_escape(text)

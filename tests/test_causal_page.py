@@ -7,7 +7,9 @@ from attention_core.causal import (
     RANDOM_DIM, causal_vs_bidirectional, leak_test, random_word_vectors,
 )
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, open_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+
+pytestmark = pytest.mark.pages
 
 PAGE = "causal"
 DEFAULT = "The animal didn't cross the street because it was too tired"

@@ -17,7 +17,7 @@ import streamlit as st
 import attention_core.glove
 import attention_core.presets
 from attention_core.glove import INDEX_FILE, MATRIX_FILE, GloveUnavailable, embed, load_glove
-from tests.apptest_utils import assert_clean, plotly_figures, open_page
+from tests.apptest_utils import assert_clean, open_page, plotly_figures
 from tests.pages import PAGES
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
 

@@ -9,7 +9,9 @@ import pytest
 from attention_core.glove import embed
 from attention_core.glove_rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, open_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+
+pytestmark = pytest.mark.pages
 
 PAGE = "glove"
 DEFAULT = "The animal didn't cross the street because it was too tired"  # as the other pages write it
@@ -338,8 +340,6 @@ def test_japanese_typed_says_english_only(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_csv_downloads_have_a_bom_and_translated_headers(lang, monkeypatch):
-    from tests.test_causal_page import recorded_downloads
-
     files = recorded_downloads(monkeypatch)
     at = answer(open_clean(lang))
     data = {b.key: files[b.proto.url] for b in at.get("download_button")}

@@ -17,6 +17,8 @@ from tests.apptest_utils import assert_clean, open_page
 from tests.visible_text import visible_texts
 from ui.i18n import load_strings
 
+pytestmark = pytest.mark.pages
+
 LONG = 12  # a fragment this long (with a space in it) is looked for inside every text
 # Short English values that are also legitimate as they are on a Japanese page (symbols, names, units).
 ALLOWED_SHORT = {"RNN", "GloVe", "softmax", "NumPy", "Plotly", "PNG", "SVG", "CSV"}

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from attention_core.library import load_library, lookup
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, open_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+
+pytestmark = pytest.mark.pages
 
 PAGE = "qkv"
 LIB = load_library()

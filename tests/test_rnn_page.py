@@ -10,8 +10,10 @@ from attention_core.rnn import influence_profile
 from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, open_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
 from ui.rnn_sections import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
+
+pytestmark = pytest.mark.pages
 
 PAGE = "rnn"
 

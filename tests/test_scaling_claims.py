@@ -15,7 +15,8 @@ from attention_core.scaling import (
     DIM_CHOICES, NEXT_WORD_SCORES, SAMPLE_COUNT, TEMPERATURE_CHOICES, prefix_weights, random_query_keys,
     sample_from_uniforms, sampling_sweep, temperature_probabilities,
 )
-from tests.apptest_utils import assert_clean, plotly_figures, open_page
+from tests.apptest_utils import assert_clean, open_page, plotly_figures
+from tests.hypothesis_budget import examples
 from ui.scaling_sections import TABLE_SEED, table
 
 PAGE = "scaling"
@@ -81,7 +82,7 @@ def test_temperature_probabilities_match_a_loop():
         np.testing.assert_allclose(row, np.array(e) / sum(e), rtol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.floats(-10, 10), min_size=2, max_size=8), st.floats(0.01, 50), st.floats(1.01, 5))
 def test_entropy_never_falls_as_the_temperature_rises(scores, tau, factor):
     p = temperature_probabilities(scores, [tau, tau * factor])
@@ -95,7 +96,7 @@ def test_the_page_temperatures_give_a_rising_entropy():
     assert run["entropy"][0] < 0.01 and run["entropy"][-1] > 0.98 * np.log(len(NEXT_WORD_SCORES))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.floats(0.01, 1), min_size=1, max_size=7), st.lists(st.floats(0, 0.999999), min_size=1, max_size=9))
 def test_inverse_cdf_sampling_matches_a_loop(weights, u):
     p = np.array(weights) / sum(weights)

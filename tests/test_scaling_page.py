@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, prefix_weights, random_query_keys
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, open_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+
+pytestmark = pytest.mark.pages
 
 PAGE = "scaling"
 NUMERIC_FIELDS = ("x", "y", "z", "width", "customdata")

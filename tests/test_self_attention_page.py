@@ -9,9 +9,11 @@ from attention_core.self_attention import (
 )
 from attention_core.text import tokenize
 from charts.tokens import line_traces
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, open_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 from ui.common import MAX_CHARS
 from ui.i18n import load_strings
+
+pytestmark = pytest.mark.pages
 
 PAGE = "self_attention"
 DATA = load_self_attention()

@@ -17,6 +17,8 @@ from tests.apptest_utils import assert_clean, open_page
 from tests.pages import PAGES
 from ui.i18n import load_strings
 
+pytestmark = pytest.mark.pages
+
 # page -> link parameters (all non-default), one case per page; values as they stand in a URL.
 LINKS = {
     "home": {"home_seed": "7"},

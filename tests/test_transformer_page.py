@@ -21,6 +21,8 @@ from tests.visible_text import visible_texts
 from ui.common import md_escape
 from ui.i18n import load_strings
 
+pytestmark = pytest.mark.pages
+
 PAGE = "transformer"
 DEFAULT = "the cat sat on the warm mat"
 
