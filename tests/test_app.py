@@ -57,3 +57,18 @@ def test_page_shows_its_numbered_title(lang):
 
     assert at.title[0].value == load_strings(lang)["scaling.title"]
     assert at.title[0].value.startswith("4 · ") and "√dₖ" in at.title[0].value
+
+
+def test_open_page_catches_a_test_that_draws_another_page():
+    """The guard itself, on the mistake it exists for: switch_page before the first run draws the home page, and
+    assert_page_drawn says so (the one place a test drives AppTest by hand)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_utils import APP, assert_page_drawn
+    from tests.pages import page
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page(page("qkv").file).run()
+    with pytest.raises(AssertionError, match="asked for 'qkv'"):
+        assert_page_drawn(at, "qkv")
+    assert_page_drawn(at, "home")
