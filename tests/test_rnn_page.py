@@ -11,9 +11,13 @@ from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
-from ui.rnn_sections import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
 
 pytestmark = pytest.mark.pages
+
+# The memory probe as the lesson states it (state sizes, sentence lengths, training/test sentences, word size).
+PROBE_HIDDEN = (8, 32, 64)
+PROBE_LENGTHS = (*range(1, 13), 14, 16, 18, 20, 24, 28, 32, 36, 40)
+PROBE_TRAIN, PROBE_TEST, PROBE_D = 1000, 250, 8
 
 PAGE = "rnn"
 
