@@ -13,7 +13,6 @@ LATEX = (r"A = \mathrm{softmax}\!\left(\frac{(X W_Q)(X W_K)^\top}{\sqrt{d_k}}\ri
          r"\qquad \mathrm{out}_i = \sum_{j=1}^{n} A_{ij}\,(X W_V)_j")
 
 t = translator()
-data = sa_data()
 
 
 def _reset_token():  # a new preset starts on its pronoun
@@ -21,6 +20,7 @@ def _reset_token():  # a new preset starts on its pronoun
 
 
 page_header(t, S, LATEX)
+data = sa_data()  # after the title: a broken preset file shows its message under the lesson's title
 c_preset, c_cut = st.columns(2)
 with c_preset:
     preset = data.by_id(url_selectbox(t(f"{S}.preset"), [p.id for p in data.presets], "sa_preset",
