@@ -50,12 +50,14 @@ def scroll_through(page) -> None:
 
 
 def answer_predictions(page) -> None:
-    """Answer every prediction question (its first option), so the figures it hides are drawn too."""
+    """Answer every prediction question (its first option), so the figures it hides are drawn too. (The group's
+    first <label> is its question: the first option is the first label inside the radiogroup.)"""
+    groups = page.locator("[data-testid='stRadio']:not(:has(input:checked))")
     for _ in range(4):
-        groups = page.locator("[data-testid='stRadio']:not(:has(input:checked))")
         if groups.count() == 0:
             return
-        rerun_after(page, groups.first.locator("label").first.click)
+        rerun_after(page, groups.first.locator("[role='radiogroup'] label").first.click)
+    assert groups.count() == 0, "a prediction question is still unanswered"
 
 
 @pytest.fixture
