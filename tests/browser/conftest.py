@@ -104,13 +104,15 @@ def browser():
         b.close()
 
 
-# Counts the script runs the browser has seen end (the app's data-test-script-state leaving "running"), from the
-# document's start: an action waits for one more finished run instead of sleeping and hoping the run has begun.
+# Counts the script runs the browser has seen end (the app's data-test-script-state becoming "notRunning" from
+# "running" or "rerunRequested"; a quick run can skip "running" between two paints), from the document's start: an
+# action waits for one more finished run instead of sleeping and hoping the run has begun.
 RUN_COUNTER_JS = """
 window.__runsDone = 0;
 new MutationObserver(records => {
-  for (const r of records) if (r.oldValue === 'running' && r.target.getAttribute(r.attributeName) !== 'running')
-    window.__runsDone += 1;
+  for (const r of records)
+    if (r.oldValue !== 'notRunning' && r.oldValue !== 'initial' && r.target.getAttribute(r.attributeName) === 'notRunning')
+      window.__runsDone += 1;
 }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                       attributeFilter: ['data-test-script-state']});
 """
