@@ -158,6 +158,7 @@ def runs_done(pg) -> int:
 def rerun_after(pg, action, timeout: float = 60_000) -> None:
     """Do ``action()`` (a click, a key press) and wait until the script run it starts has finished and the page has
     settled. The page must come from ``new_page`` (or the ``page`` fixture)."""
+    assert pg.evaluate("window.__runsDone !== undefined"), "a page from new_page() counts its runs; this one does not"
     before = runs_done(pg)
     action()
     pg.wait_for_function("(n) => (window.__runsDone || 0) > n", arg=before, timeout=timeout)

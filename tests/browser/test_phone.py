@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import wait_for_app, wait_still
+from tests.browser.conftest import new_page, wait_for_app, wait_still
 from tests.pages import PAGES
 
 pytestmark = pytest.mark.browser
@@ -26,7 +26,7 @@ AXIS_RANGES = """(i) => { const p = document.querySelectorAll('.js-plotly-plot')
 def phone(browser):
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
                                   device_scale_factor=2, user_agent=PHONE_UA)
-    pg = context.new_page()
+    pg = new_page(context)
     pg.cdp = context.new_cdp_session(pg)
     yield pg
     context.close()

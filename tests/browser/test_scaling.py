@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_page, rerun_after, wait_still
+from tests.browser.conftest import new_page, open_page, rerun_after, wait_still
 
 pytestmark = pytest.mark.browser
 
@@ -62,8 +62,7 @@ FURNITURE_PROBLEMS = """(el) => {
 def sized(browser, request):
     width, height = request.param
     context = browser.new_context(viewport={"width": width, "height": height})
-    pg = context.new_page()
-    yield pg
+    yield new_page(context)
     context.close()
 
 

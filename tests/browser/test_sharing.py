@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_core.self_attention import load_self_attention, preset_heads
-from tests.browser.conftest import charts_drawn, open_page, rerun_after, wait_for_app
+from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -71,7 +71,7 @@ def test_copied_url_reopens_the_same_view(page, app_url, browser):
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        fresh = other.new_page()
+        fresh = new_page(other)
         fresh.goto(url)
         fresh.wait_for_selector("[data-testid='stApp']", timeout=60_000)
         fresh.locator("[data-testid='stMain'] input[type='range']").first.wait_for(timeout=60_000)
