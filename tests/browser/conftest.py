@@ -104,18 +104,6 @@ def browser():
         b.close()
 
 
-# Counts the script runs the browser has seen end (the app's data-test-script-state becoming "notRunning" from
-# "running" or "rerunRequested"; a quick run can skip "running" between two paints), from the document's start: an
-# action waits for one more finished run instead of sleeping and hoping the run has begun.
-RUN_COUNTER_JS = """
-window.__runsDone = 0;
-new MutationObserver(records => {
-  for (const r of records)
-    if (r.oldValue !== 'notRunning' && r.oldValue !== 'initial' && r.target.getAttribute(r.attributeName) === 'notRunning')
-      window.__runsDone += 1;
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ['data-test-script-state']});
-"""
 # Settled: the script is not running, the page's own title and header formula are drawn (every page starts with
 # ui.common.page_header; KaTeX loads after the first paint) and no element is left over from an earlier run
 # (Streamlit marks those data-stale).
@@ -129,9 +117,11 @@ SETTLED_JS = """() => {
 
 
 def new_page(context):
-    """A page of ``context`` that counts finished script runs and records dialogs (``pg.dialogs``)."""
+    """A page of ``context`` that keeps its app websocket (``pg.app_socket``, for rerun_after) and records dialogs
+    (``pg.dialogs``)."""
     pg = context.new_page()
-    pg.add_init_script(RUN_COUNTER_JS)
+    pg.app_socket = None
+    pg.on("websocket", lambda ws: setattr(pg, "app_socket", ws) if "/_stcore/stream" in ws.url else None)
     dialogs = []
     pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     pg.dialogs = dialogs
@@ -151,17 +141,23 @@ def wait_for_app(pg, timeout: float = 60_000) -> None:
     pg.wait_for_function(SETTLED_JS, timeout=timeout)
 
 
-def runs_done(pg) -> int:
-    return pg.evaluate("window.__runsDone || 0")
+def _script_finished(payload) -> bool:
+    """A server message that ends a script run (a full or a fragment run; not one cut short for a rerun)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if not isinstance(payload, bytes):
+        return False
+    msg = ForwardMsg()
+    msg.ParseFromString(payload)
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
 
 
 def rerun_after(pg, action, timeout: float = 60_000) -> None:
-    """Do ``action()`` (a click, a key press) and wait until the script run it starts has finished and the page has
-    settled. The page must come from ``new_page`` (or the ``page`` fixture)."""
-    assert pg.evaluate("window.__runsDone !== undefined"), "a page from new_page() counts its runs; this one does not"
-    before = runs_done(pg)
-    action()
-    pg.wait_for_function("(n) => (window.__runsDone || 0) > n", arg=before, timeout=timeout)
+    """Do ``action()`` (a click, a key press) and wait for the server's message that the run it starts has finished,
+    then for the page to settle. The page must come from ``new_page`` (or the ``page`` fixture)."""
+    assert getattr(pg, "app_socket", None) is not None, "a page from new_page() keeps its app socket; this one does not"
+    with pg.app_socket.expect_event("framereceived", predicate=_script_finished, timeout=timeout):
+        action()
     wait_for_app(pg, timeout)
 
 
