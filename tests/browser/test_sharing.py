@@ -129,15 +129,13 @@ def test_page_change_is_one_history_entry_and_back_restores_the_view(page, app_u
     assert history_length(page) == length + 1, "one entry per page change"
     assert ("lang=ja" in page.url) == (lang == "ja")
 
-    page.go_back()
+    rerun_after(page, page.go_back)  # (the old page stays on screen, settled, until the new run has drawn)
     page.wait_for_url(re.compile(r"/self-attention"), timeout=10_000)
-    wait_for_app(page)
     assert page.url == before_url
     assert view_of(page) == before, "Back restores the previous view with its settings"
 
-    page.go_forward()
+    rerun_after(page, page.go_forward)
     page.wait_for_url(re.compile(r"/causal"), timeout=10_000)
-    wait_for_app(page)
     assert page.get_by_test_id("stException").count() == 0
 
 
