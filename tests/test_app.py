@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.apptest_utils import APP, assert_clean, decode_array, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
 from tests.pages import PAGES
 
 
 def test_entry_point_runs():
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = open_page("home")  # (open_page asserts the title from locales; this one is the literal app name)
     assert_clean(at)
     assert at.title[0].value == "Attention, live"
 
@@ -17,19 +16,18 @@ def test_entry_point_runs():
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_renders(page, lang):
-    at = run_page(page.file, lang)
+    at = open_page(page.section, lang)
     assert_clean(at)
-    assert len(at.get("plotly_chart")) + len(at.get("arrow_vega_lite_chart")) >= 1
-    assert at.title, "every page has a title"
+    assert len(at.get("plotly_chart")) + len(at.get("arrow_vega_lite_chart")) >= 1  # (open_page checked the title)
 
 
 def test_japanese_link_selects_japanese():
-    at = run_page("lessons/home.py", "ja")
+    at = open_page("home", "ja")
     assert at.title[0].value == "アテンションを動かして学ぶ"
 
 
 def test_home_demo_rows_sum_to_one_and_change_with_seed():
-    at = run_page("lessons/home.py")
+    at = open_page("home")
     z0 = decode_array(plotly_figures(at)[0]["data"][0]["z"])
     np.testing.assert_allclose(z0.sum(axis=1), 1.0)
     at.number_input(key="home_seed").set_value(7).run()
@@ -54,8 +52,23 @@ def test_lesson_titles_are_numbered_like_the_navigation(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_page_shows_its_numbered_title(lang):
-    at = run_page("lessons/scaling.py", lang)
+    at = open_page("scaling", lang)
     from ui.i18n import load_strings
 
     assert at.title[0].value == load_strings(lang)["scaling.title"]
     assert at.title[0].value.startswith("4 · ") and "√dₖ" in at.title[0].value
+
+
+def test_open_page_catches_a_test_that_draws_another_page():
+    """The guard itself, on the mistake it exists for: switch_page before the first run draws the home page, and
+    assert_page_drawn says so (the one place a test drives AppTest by hand)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_utils import APP, assert_page_drawn
+    from tests.pages import page
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page(page("qkv").file).run()
+    with pytest.raises(AssertionError, match="asked for 'qkv'"):
+        assert_page_drawn(at, "qkv")
+    assert_page_drawn(at, "home")

@@ -21,6 +21,7 @@ from attention_core import (
     softmax,
     split_heads,
 )
+from tests.hypothesis_budget import examples
 
 
 def naive_attention(Q, K, V, mask=None, scale=True, temperature=1.0):
@@ -164,7 +165,7 @@ score_rows = arrays(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(score_rows, st.floats(1e-3, 1e3))
 def test_property_rows_sum_to_one_and_finite(x, temperature):
     w = softmax(x, temperature=temperature)
@@ -172,13 +173,13 @@ def test_property_rows_sum_to_one_and_finite(x, temperature):
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(score_rows, st.floats(-1e3, 1e3, allow_nan=False))
 def test_property_shift_invariance(x, c):
     np.testing.assert_allclose(softmax(x + c), softmax(x), atol=1e-9)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(score_rows, st.data())
 def test_property_masked_entries_exactly_zero(x, data):
     mask = data.draw(arrays(bool, x.shape))
@@ -188,7 +189,7 @@ def test_property_masked_entries_exactly_zero(x, data):
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(arrays(np.float64, st.integers(2, 9), elements=st.floats(-100, 100), unique=True))
 def test_property_cold_temperature_approaches_argmax(x):
     gap = np.sort(x)[-1] - np.sort(x)[-2]

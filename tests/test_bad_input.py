@@ -22,7 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.apptest_utils import decode_array, run_page
+from tests.apptest_utils import decode_array, open_page
+from tests.hypothesis_budget import examples
 from ui.common import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,13 +56,13 @@ class Setup:
     that show what those boxes hold (each present, or replaced by a warning that says why)."""
 
     name: str
-    file: str
+    section: str
     steps: tuple = ()  # (kind, key, value); kind is an AppTest widget accessor, or "click" for a button
     boxes: tuple = ()
     figures: tuple = ()
 
     def open(self):
-        at = run_page(self.file)
+        at = open_page(self.section)
         for kind, key, value in self.steps:
             widget = at.button(key=key) if kind == "click" else getattr(at, kind)(key=key)
             (widget.click() if kind == "click" else widget.set_value(value)).run()
@@ -69,12 +70,12 @@ class Setup:
         return at
 
 
-RNN, QKV, SA = "lessons/rnn.py", "lessons/qkv.py", "lessons/self_attention.py"
-SCALING, CAUSAL, GLOVE = "lessons/scaling.py", "lessons/causal.py", "lessons/glove.py"
+RNN, QKV, SA = "rnn", "qkv", "self_attention"
+SCALING, CAUSAL, GLOVE = "scaling", "causal", "glove"
 CAUSAL_CUSTOM = (("selectbox", "causal_preset", "custom"), ("radio", "causal_predict", 1))
 GLOVE_REVEALED = (("radio", "glove_predict", 1),)
 SETUPS = [
-    Setup("home", "lessons/home.py"),
+    Setup("home", "home"),
     Setup("rnn_custom", RNN, (("selectbox", "rnn_preset", "custom"), ("radio", "rnn_predict", 1)),
           ("rnn_text",), ("rnn_influence",)),
     Setup("qkv_blend", QKV, (("button_group", "qkv_step", 3), ("radio", "qkv_predict", 1))),
@@ -89,9 +90,9 @@ SETUPS = [
     Setup("glove", GLOVE, GLOVE_REVEALED, ("glove_sentence",), ("glove_raw_bars", "glove_projected_bars", "glove_cloud_fig")),
     Setup("glove_trained", GLOVE, GLOVE_REVEALED + (("slider", "glove_train_steps", 20), ("click", "glove_train", None)),
           ("glove_sentence",), ("glove_raw_bars", "glove_after_bars")),
-    Setup("transformer", "lessons/transformer.py", (("radio", "transformer_predict", 1),), ("transformer_text",),
+    Setup("transformer", "transformer", (("radio", "transformer_predict", 1),), ("transformer_text",),
           ("transformer_out_fig", "transformer_local_fig")),
-    Setup("pretrained_custom", "lessons/pretrained.py", (("selectbox", "pretrained_preset", "custom"),
+    Setup("pretrained_custom", "pretrained", (("selectbox", "pretrained_preset", "custom"),
           ("radio", "pretrained_predict", 1), ("radio", "pretrained_switch_predict", 1)), ("pretrained_text",),
           ("pretrained_sink_map", "pretrained_lines", "pretrained_heat")),
 ]
@@ -182,6 +183,7 @@ def text_box(at, key: str):
     return boxes[0]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("case", list(BAD_TEXTS), ids=list(BAD_TEXTS))
 @pytest.mark.parametrize("setup", TEXT_SETUPS, ids=[s.name for s in TEXT_SETUPS])
 def test_every_text_box_survives_bad_text(setup, case):
@@ -244,6 +246,7 @@ def markdown_texts(at) -> list[str]:
     return out
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("setup", TEXT_SETUPS, ids=[s.name for s in TEXT_SETUPS])
 def test_user_words_reach_markdown_only_escaped(setup):
     at = setup.open()
@@ -276,7 +279,7 @@ def test_raw_html_never_carries_user_text():
 MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|$<>~:^&")
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(st.text())
 def test_md_escape_leaves_no_markdown_character_unescaped(text):
     escaped = md_escape(text)
@@ -301,20 +304,25 @@ def _keyed(at, kind: str) -> list[str]:
     return [w.key for w in getattr(at, kind) if w.key and not w.disabled]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("setup", SETUPS, ids=[s.name for s in SETUPS])
 def test_sliders_and_numbers_at_both_ends(setup):
     at = setup.open()
+    moved = 0
     for kind in RANGE_KINDS:
         for key in _keyed(at, kind):
             for end in (0, -1):
                 widgets = [w for w in getattr(at, kind) if w.key == key and not w.disabled]
                 if not widgets:
-                    continue  # hidden at this state
+                    continue  # hidden by the other end of a control moved before it
                 ends = _ends(widgets[0], kind)
                 widgets[0].set_value(ends[end]).run()
                 assert_nothing_broken(at)
+                moved += 1
+    assert moved, f"{setup.name}: no slider or number to move"
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("flip", [False, True], ids=["switches_default", "switches_flipped"])
 @pytest.mark.parametrize("end", [0, -1], ids=["all_min", "all_max"])
 @pytest.mark.parametrize("setup", SETUPS, ids=[s.name for s in SETUPS])
@@ -323,12 +331,15 @@ def test_every_control_at_one_end_together(setup, end, flip):
 
     This reaches the corners a single slider never does, e.g. d = 1024 unscaled with temperature 0.05."""
     at = setup.open()
+    moved = 0
     for kind in RANGE_KINDS:
         for widget in getattr(at, kind):
             if widget.key and not widget.disabled and widget.key != "presenter":
                 ends = _ends(widget, kind)
                 if ends:
                     widget.set_value(ends[end])
+                    moved += 1
+    assert moved, f"{setup.name}: no slider or number to move"
     if flip:
         for toggle in at.toggle:
             if toggle.key and not toggle.disabled and toggle.key != "presenter":

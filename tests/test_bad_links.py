@@ -2,7 +2,7 @@
 default (or takes the value, when the value happens to be valid for it). Values no widget can take (longer than
 MAX_CHARS, or an infinite number) are dropped by the frame and reported in a toast.
 
-Each case opens the page the way a shared link does: the page's own script is the first run of the session.
+Each case opens the link with tests.apptest_utils.open_page, which checks that the page drawn is the page named.
 """
 
 from __future__ import annotations
@@ -10,29 +10,30 @@ from __future__ import annotations
 import ast
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.apptest_utils import APP
+from tests.apptest_utils import open_page
 from tests.test_bad_input import CODE_FILES, ROOT, SETUPS, assert_nothing_broken
-from ui.common import MAX_CHARS
+from ui.common import MAX_CHARS, md_escape
 from ui.links import unusable_link_params
 
 LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-params" and url_selectbox choices
-    "lessons/home.py": ("home_seed", "presenter", "lang"),
-    "lessons/rnn.py": ("rnn_preset", "rnn_text", "rnn_hidden", "rnn_radius", "rnn_seed"),
-    "lessons/qkv.py": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp",
-                               "qkv_step"),
-    "lessons/self_attention.py": ("sa_preset", "sa_token", "sa_cutoff", "sa_text", "sa_random", "sa_seed"),
-    "lessons/scaling.py": ("scaling_d", "scaling_scale", "scaling_tau", "scaling_keys", "scaling_seed"),
-    "lessons/causal.py": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated",
-                               "causal_leak_pos", "causal_leak_how", "causal_leak_word"),
-    "lessons/glove.py": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed",
-                                    "glove_cloud"),
-    "lessons/transformer.py": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm",
-                                     "transformer_pos", "transformer_act"),
-    "lessons/pretrained.py": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
-                              "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
+    "home": ("home_seed", "presenter", "lang"),
+    "rnn": ("rnn_preset", "rnn_text", "rnn_hidden", "rnn_radius", "rnn_seed"),
+    "qkv": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp", "qkv_step"),
+    "self_attention": ("sa_preset", "sa_token", "sa_cutoff", "sa_text", "sa_random", "sa_seed"),
+    "scaling": ("scaling_d", "scaling_scale", "scaling_tau", "scaling_keys", "scaling_seed"),
+    "causal": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated", "causal_leak_pos",
+               "causal_leak_how", "causal_leak_word"),
+    "glove": ("glove_sentence", "glove_query", "glove_target", "glove_dk", "glove_seed", "glove_cloud"),
+    "transformer": ("transformer_text", "transformer_glove", "transformer_seed", "transformer_perm", "transformer_pos",
+                    "transformer_act"),
+    "pretrained": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
+                   "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
 }
+# The rest of the link that makes a widget show (a sentence box shows only for "Type my own").
+SHOWN_WITH = {"rnn_text": {"rnn_preset": "custom"}, "causal_text": {"causal_preset": "custom"}}
+IMPLIED = {"rnn_preset": "custom"}  # a link with a sentence of its own opens "Type my own" (the rnn page)
+FRAME_KEYS = {"lang", "presenter"}
 BAD_VALUES = {
     "abc": "abc",
     "minus_one": "-1",
@@ -46,20 +47,11 @@ BAD_VALUES = {
 }
 WIDGET_KINDS = ("slider", "select_slider", "number_input", "text_input", "text_area", "selectbox", "radio", "checkbox",
                 "toggle", "multiselect", "button_group")
-CASES = [(file, key, name) for file, keys in LINK_KEYS.items() for key in keys for name in BAD_VALUES]
-
-
-def open_link(file: str, query: dict) -> AppTest:
-    """As a browser opening /<page>?<query>: the page's script is the session's first run."""
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.switch_page(file)
-    return at.run()
+CASES = [(section, key, name) for section, keys in LINK_KEYS.items() for key in keys for name in BAD_VALUES]
 
 
 def widget_values(at) -> dict:
-    """key -> value of every keyed widget on the page."""
+    """key -> value of every keyed widget on the page (main area and sidebar)."""
     return {w.key: w.value for kind in WIDGET_KINDS for w in at.get(kind) if getattr(w, "key", None)}
 
 
@@ -75,64 +67,97 @@ def takes(value, text: str) -> bool:
     return str(value) == text
 
 
-_defaults: dict[str, dict] = {}
+_defaults: dict[tuple, dict] = {}
 
 
-def defaults(file: str) -> dict:
-    if file not in _defaults:
-        _defaults[file] = widget_values(open_link(file, {}))
-    return _defaults[file]
+def defaults(section: str, context: dict) -> dict:
+    """Widget values of the page opened with only ``context`` in its link (once per page and context)."""
+    cache_key = (section, tuple(sorted(context.items())))
+    if cache_key not in _defaults:
+        _defaults[cache_key] = widget_values(open_page(section, query=context))
+    return _defaults[cache_key]
 
 
-@pytest.mark.parametrize(("file", "key", "case"), CASES, ids=[f"{k}-{c}" for _, k, c in CASES])
-def test_malformed_link_parameter_falls_back(file, key, case):
+@pytest.mark.matrix
+@pytest.mark.parametrize(("section", "key", "case"), CASES, ids=[f"{k}-{c}" for _, k, c in CASES])
+def test_malformed_link_parameter_falls_back(section, key, case):
     value = BAD_VALUES[case]
-    at = open_link(file, {key: value})
+    context = SHOWN_WITH.get(key, {})
+    at = open_page(section, query={**context, key: value})
     assert_nothing_broken(at, allowed_words=(value,) if value.isalpha() else ())
-    shown = widget_values(at).get(key)
-    default = defaults(file).get(key)
-    if key in widget_values(at) and key in defaults(file):
-        assert shown == default or takes(shown, value), (key, value[:40], shown, default)
+    shown, default = widget_values(at), defaults(section, context)
+    assert key in default, f"{key} is not drawn on {section} (with {context})"
+    assert key in shown, f"{key}={value[:40]!r} took the widget off {section}"
+    took = takes(shown[key], value)
+    noticed = [toast for toast in at.opening_toasts if md_escape(f"{key}=") in toast]
+    # Either the widget took the value, or it is back at its default, the value is gone from the URL and one notice
+    # names it (a page-wide fallback for the frame's own ?lang= and ?presenter=: tests/test_sharing.py).
+    assert took or (shown[key] == default[key] and key not in at.query_params
+                    and (len(noticed) == 1 or key in FRAME_KEYS)), (key, value[:40], shown[key], default[key], noticed)
     if unusable_link_params({key: value}, MAX_CHARS):
-        assert shown == default
-        assert any(key.replace("_", "\\_") in toast.value for toast in at.toast), f"no notice about {key}"
+        assert not took and len(noticed) == 1
 
 
-def test_every_link_parameter_of_a_page_at_once():
-    """A link carrying every parameter of a page, all malformed, still opens the page."""
-    for file, keys in LINK_KEYS.items():
-        for value in ("abc", "inf", "x" * 5000):
-            assert_nothing_broken(open_link(file, {k: value for k in keys if k != "lang"}), allowed_words=(value,))
+# The defaults as the lessons state them (not read from the app): the fallback of a bad link lands here.
+STATED_DEFAULTS = {
+    "home": {"home_seed": 0},
+    "rnn": {"rnn_preset": "long_memory", "rnn_hidden": 32},
+    "qkv": {"qkv_query": "cats_feel", "qkv_step": 0},
+    "self_attention": {"sa_preset": "cat", "sa_token": 8},  # the cat preset's pronoun, "it"
+    "scaling": {"scaling_d": 64, "scaling_seed": 0},
+    "causal": {"causal_leak_how": "word", "causal_seed": 0},
+    "glove": {"glove_cloud": "raw", "glove_dk": 16},
+}
 
 
-SECTION_FILES = {f"{stem}.py": f"lessons/{stem}.py" for stem in ("home", "rnn", "qkv", "self_attention", "scaling",
-                                                                  "causal", "glove", "transformer", "pretrained")}  # ui/<stem>.py
+@pytest.mark.parametrize("section", list(STATED_DEFAULTS))
+def test_the_defaults_a_bad_link_falls_back_to(section):
+    defaults_shown = defaults(section, {})
+    assert {key: defaults_shown[key] for key in STATED_DEFAULTS[section]} == STATED_DEFAULTS[section]
 
 
-def url_selectbox_keys() -> dict[str, set[str]]:
-    """page file -> the keys of its ui.common.url_selectbox calls (ui/glove.py belongs to lesson 6)."""
-    found: dict[str, set[str]] = {}
+@pytest.mark.matrix
+@pytest.mark.parametrize("value", ["abc", "inf", "x" * 5000], ids=["abc", "inf", "five_thousand_chars"])
+@pytest.mark.parametrize("section", list(LINK_KEYS))
+def test_every_link_parameter_of_a_page_at_once(section, value):
+    """A link carrying every parameter of a page, all malformed, still opens the page (open_page checks its title)
+    with every widget at its default or at the value."""
+    at = open_page(section, query={k: value for k in LINK_KEYS[section] if k != "lang"})
+    assert_nothing_broken(at, allowed_words=(value,))
+    shown, default = widget_values(at), defaults(section, {})
+    drawn = [key for key in LINK_KEYS[section] if key in shown and key in default]
+    assert drawn, f"none of {section}'s link widgets drawn"
+    for key in drawn:
+        assert shown[key] in (default[key], IMPLIED.get(key)) or takes(shown[key], value), (key, shown[key], default[key])
+
+
+def url_selectbox_keys() -> set[str]:
+    """The keys of every ui.common.url_selectbox call in lessons/, ui/ and the frame."""
+    found = set()
     for path in CODE_FILES:
-        page = SECTION_FILES.get(path.name, str(path.relative_to(ROOT)))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "url_selectbox":
                 key = next((k.value for k in node.keywords if k.arg == "key"), node.args[2] if len(node.args) > 2 else None)
                 if isinstance(key, ast.Constant):
-                    found.setdefault(page, set()).add(key.value)
+                    found.add(key.value)
     return found
 
 
 def test_link_keys_list_every_parameter_the_pages_read():
-    found = {file: set() for file in LINK_KEYS}
+    found = {section: set() for section in LINK_KEYS}
     for setup in SETUPS:  # bound widgets, in every declared page state (some show only after a choice)
         at = setup.open()
         for kind in WIDGET_KINDS:
-            found[setup.file] |= {w.proto.query_param_key for w in at.get(kind) if getattr(w.proto, "query_param_key", "")}
-    for file, keys in url_selectbox_keys().items():
-        found.setdefault(file, set()).update(keys)
-    for file, keys in found.items():
+            found[setup.section] |= {w.proto.query_param_key for w in at.get(kind)
+                                     if getattr(w.proto, "query_param_key", "")}
+    assert all(found[s.section] for s in SETUPS), {s: sorted(k) for s, k in found.items()}
+    for section, keys in found.items():
         keys -= {"presenter", "lang"}  # the frame's own switch and language box, on every page
-        assert keys <= set(LINK_KEYS.get(file, ())), (file, sorted(keys - set(LINK_KEYS.get(file, ()))))
+        assert keys <= set(LINK_KEYS[section]), (section, sorted(keys - set(LINK_KEYS[section])))
+    selectbox_keys = url_selectbox_keys()  # written to the URL by the app itself, not by Streamlit's binding
+    assert len(selectbox_keys) >= 5, selectbox_keys
+    every_key = {key for keys in LINK_KEYS.values() for key in keys}
+    assert selectbox_keys <= every_key, sorted(selectbox_keys - every_key)
 
 
 def test_unusable_link_params():

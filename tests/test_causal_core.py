@@ -22,6 +22,7 @@ from attention_core.causal import (
     random_word_vectors,
     replacement_vector,
 )
+from tests.hypothesis_budget import examples
 
 WORDS = "the animal did n't cross the street because it was too tired".split()
 
@@ -144,7 +145,7 @@ def test_leak_same_vector_changes_nothing_and_bad_position_raises():
         attend(np.zeros((0, 4)), qkv_projections(4, 0), causal=True)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=examples(40), deadline=None, derandomize=True)
 @given(n=st.integers(1, 9), d=st.integers(1, 6), seed=st.integers(0, 2**31 - 1), data=st.data())
 def test_leak_property(n, d, seed, data):
     j = data.draw(st.integers(0, n - 1))

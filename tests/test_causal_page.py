@@ -7,15 +7,17 @@ from attention_core.causal import (
     RANDOM_DIM, causal_vs_bidirectional, leak_test, random_word_vectors,
 )
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 
-PAGE = "lessons/causal.py"
+pytestmark = pytest.mark.pages
+
+PAGE = "causal"
 DEFAULT = "The animal didn't cross the street because it was too tired"
 N = len(tokenize(DEFAULT))  # 12
 
 
-def open_page(lang="en", query=None):
-    at = run_page(PAGE, lang, query=query)
+def open_clean(lang="en", query=None):
+    at = open_page(PAGE, lang, query=query)
     assert_clean(at)
     return at
 
@@ -23,6 +25,7 @@ def open_page(lang="en", query=None):
 def check_figures(at) -> list[dict]:
     """No inf anywhere in any figure or frame; NaN only in heat maps (their grey, masked cells)."""
     figs = plotly_figures(at)
+    assert figs, "no figure drawn"
     for fig in figs:
         traces = list(fig["data"]) + [tr for fr in fig.get("frames", []) for tr in fr["data"]]
         for tr in traces:
@@ -65,7 +68,7 @@ def texts(at) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_default_page_both_languages(lang):
-    at = open_page(lang)
+    at = open_clean(lang)
     figs = check_figures(at)
     assert len(figs) == 3, "scores, generation, leak before the prediction is answered"
     scores = z_of(figs[0])
@@ -88,7 +91,7 @@ def test_default_page_both_languages(lang):
 
 
 def test_numbers_match_the_core_in_random_mode():
-    at = open_page()
+    at = open_clean()
     at.toggle(key="causal_glove").set_value(False).run()
     at.number_input(key="causal_seed").set_value(11).run()
     answer(at)
@@ -109,7 +112,7 @@ def test_numbers_match_the_core_in_random_mode():
 
 
 def test_seed_changes_the_matrices():
-    at = open_page()
+    at = open_clean()
     z0 = z_of(plotly_figures(at)[0])
     at.number_input(key="causal_seed").set_value(2**31 - 1).run()
     assert_clean(at)
@@ -119,7 +122,7 @@ def test_seed_changes_the_matrices():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_tokens_generated_at_one_and_n(lang):
-    at = open_page(lang)
+    at = open_clean(lang)
     at.slider(key="causal_generated").set_value(1).run()
     assert_clean(at)
     gen = check_figures(at)[1]
@@ -143,7 +146,7 @@ def test_tokens_generated_at_one_and_n(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_leak_token_first_and_last(lang):
-    at = open_page(lang)
+    at = open_clean(lang)
     at.slider(key="causal_leak_pos").set_value(N).run()
     assert_clean(at)
     bars = check_figures(at)[2]["data"]
@@ -160,7 +163,7 @@ def test_leak_token_first_and_last(lang):
 
 
 def test_leak_random_vector_and_unknown_word():
-    at = open_page()
+    at = open_clean()
     at.radio(key="causal_leak_how").set_value("random").run()
     assert_clean(at)
     check_figures(at)
@@ -178,14 +181,20 @@ def test_leak_random_vector_and_unknown_word():
 
 
 @pytest.mark.parametrize("glove", [True, False])
-@pytest.mark.parametrize("text", ["", "   ", "x " * 45, "<script>alert(1)</script> <b>bold</b> [link](http://x) $x$"])
-def test_bad_or_odd_text(text, glove):
-    at = open_page()
+@pytest.mark.parametrize("text", ["", "   ", "x " * 45], ids=["empty", "spaces", "45_tokens"])
+def test_no_usable_sentence_gives_a_message(text, glove):
+    at = open_clean()
     at.toggle(key="causal_glove").set_value(glove).run()
     use_text(at, text)
-    if not tokenize(text) or len(tokenize(text)) > 40:
-        assert at.warning
-        return
+    assert at.warning
+
+
+@pytest.mark.parametrize("glove", [True, False])
+def test_markup_in_the_sentence_stays_text(glove):
+    text = "<script>alert(1)</script> <b>bold</b> [link](http://x) $x$"
+    at = open_clean()
+    at.toggle(key="causal_glove").set_value(glove).run()
+    use_text(at, text)
     figs = check_figures(at)
     assert len(figs) == 3
     assert "<script>" not in texts(at)
@@ -193,7 +202,7 @@ def test_bad_or_odd_text(text, glove):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_one_token_sentence(lang):
-    at = open_page(lang)
+    at = open_clean(lang)
     use_text(at, "hello")
     answer(at)
     figs = check_figures(at)
@@ -205,7 +214,7 @@ def test_one_token_sentence(lang):
 
 
 def test_forty_tokens_and_emoji():
-    at = open_page()
+    at = open_clean()
     at.toggle(key="causal_glove").set_value(False).run()
     use_text(at, " ".join(f"w{i}" for i in range(39)) + " 🙂")
     figs = check_figures(at)
@@ -219,7 +228,7 @@ def test_forty_tokens_and_emoji():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_unknown_only_in_glove_mode(lang):
-    at = open_page(lang)
+    at = open_clean(lang)
     use_text(at, "猫がマットに座った qqzxv")
     assert at.warning and not plotly_figures(at)
     at.toggle(key="causal_glove").set_value(False).run()  # random vectors know every word
@@ -228,7 +237,7 @@ def test_unknown_only_in_glove_mode(lang):
 
 
 def test_long_preset_and_link_state():
-    at = open_page(query={"causal_glove": "false", "causal_seed": "5", "causal_generated": "3"})
+    at = open_clean(query={"causal_glove": "false", "causal_seed": "5", "causal_generated": "3"})
     assert at.toggle(key="causal_glove").value is False
     assert at.number_input(key="causal_seed").value == 5
     assert at.slider(key="causal_generated").value == 3
@@ -256,7 +265,7 @@ def _sliders_valid(at):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_sentence_long_short_one_word_long_in_one_session(lang):
     """Issue 13 item 1: the sliders follow the sentence (presets and typed text), never StreamlitValueAboveMaxError."""
-    at = open_page(lang)
+    at = open_clean(lang)
     answer(at)
     at.selectbox(key="causal_preset").set_value("bank").run()
     assert_clean(at)
@@ -289,7 +298,7 @@ def test_sentence_long_short_one_word_long_in_one_session(lang):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_japanese_text_says_the_vectors_are_english_only(lang):
     """Issue 13 item 10: Japanese typed into a GloVe page draws nothing of "。" and says the vectors are English-only."""
-    at = open_page(lang)
+    at = open_clean(lang)
     use_text(at, "猫がマットの上に座った。")
     assert not plotly_figures(at), "no chart of 。"
     note = " ".join(i.value for i in at.info)
@@ -307,7 +316,7 @@ def test_japanese_text_says_the_vectors_are_english_only(lang):
 def test_csv_downloads_have_a_bom_and_the_right_headers(lang, monkeypatch):
     """Issue 13 item 8: UTF-8 with a BOM; the matrices keep English snake_case headers, the leak table is translated."""
     files = recorded_downloads(monkeypatch)
-    at = open_page(lang)
+    at = open_clean(lang)
     buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}
     assert set(buttons) == {"causal_download", "causal_leak_csv"}
     for data in buttons.values():

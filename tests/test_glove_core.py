@@ -21,6 +21,7 @@ from attention_core.glove_pronouns import build_split, load_pronoun_dataset, pro
 from attention_core.self_attention import top_targets
 from attention_core.text import tokenize
 from attention_core.glove_training import projection_pair
+from tests.hypothesis_budget import examples
 
 SENTENCE = "the animal did not cross the street because it was too tired"
 
@@ -52,7 +53,7 @@ def sentence_vectors(glove):
 weights_with_ties = arrays(np.float64, st.integers(1, 12), elements=st.sampled_from([0.0, 0.1, 0.25, 0.3, 0.5, 1.0]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(weights_with_ties)
 def test_ranks_match_a_naive_sort(row):
     ranks = ranks_in_rows(row, np.arange(row.size))  # every entry's rank at once
@@ -61,7 +62,7 @@ def test_ranks_match_a_naive_sort(row):
         assert ranks_in_rows(row, i) == naive_rank(row, i)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 9)), elements=st.floats(0, 1)), st.data())
 def test_batched_ranks_match_naive(rows, data):
     index = data.draw(st.integers(0, rows.shape[1] - 1))

@@ -9,16 +9,18 @@ import pytest
 from attention_core.glove import embed
 from attention_core.glove_rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 
-PAGE = "lessons/glove.py"
+pytestmark = pytest.mark.pages
+
+PAGE = "glove"
 DEFAULT = "The animal didn't cross the street because it was too tired"  # as the other pages write it
 WORDS = tokenize(DEFAULT)
 QI, TI = WORDS.index("it"), WORDS.index("animal")
 
 
-def open_page(lang="en", query=None):
-    at = run_page(PAGE, lang, query=query)
+def open_clean(lang="en", query=None):
+    at = open_page(PAGE, lang, query=query)
     assert_clean(at)
     return at
 
@@ -84,7 +86,7 @@ def X(glove):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_default_page_in_both_languages(lang, X):
-    at = open_page(lang)
+    at = open_clean(lang)
     check_clean(at)
     assert at.title[0].value
     assert len(at.latex) >= 4
@@ -104,7 +106,7 @@ def test_default_page_in_both_languages(lang, X):
 
 
 def test_raw_bars_and_projected_numbers_match_the_core(X):
-    at = answer(open_page())
+    at = answer(open_clean())
     figs = plotly_figures(at)
     np.testing.assert_allclose(bar_values(figs[0]), raw_row(X, QI), atol=1e-12)
     proj = projected_row(X, QI, 16, 0)
@@ -121,7 +123,7 @@ def test_raw_bars_and_projected_numbers_match_the_core(X):
 
 
 def test_reroll_seed_and_dk(X):
-    at = open_page()
+    at = open_clean()
     at.button(key="glove_reroll").click().run()
     check_clean(at)
     assert at.number_input(key="glove_seed").value == 1
@@ -142,7 +144,7 @@ def test_reroll_seed_and_dk(X):
 
 
 def test_query_and_target_words(X):
-    at = answer(open_page())
+    at = answer(open_clean())
     at.selectbox(key="glove_target").set_value("street").run()
     check_clean(at)
     si = WORDS.index("street")
@@ -167,7 +169,7 @@ def test_query_and_target_words(X):
     (" ".join(["word"] * 60), "at most 40"),
 ])
 def test_sentences_without_a_figure_say_why(text, message):
-    at = open_page()
+    at = open_clean()
     at.text_input(key="glove_sentence").input(text).run()
     check_clean(at)
     assert message in shown(at)
@@ -182,7 +184,7 @@ def test_sentences_without_a_figure_say_why(text, message):
     "the cat sat on the mat " * 6,  # 36 tokens, under the limit of 40
 ])
 def test_other_sentences_render(text):
-    at = answer(open_page())
+    at = answer(open_clean())
     at.text_input(key="glove_sentence").input(text).run()
     check_clean(at)
     assert len(plotly_figures(at)) >= 4
@@ -190,7 +192,7 @@ def test_other_sentences_render(text):
 
 
 def test_sentence_without_it_or_animal_explains_the_fallback():
-    at = open_page()
+    at = open_clean()
     at.text_input(key="glove_sentence").input("the dog chased the cat across the road").run()
     check_clean(at)
     text = shown(at)
@@ -198,14 +200,14 @@ def test_sentence_without_it_or_animal_explains_the_fallback():
 
 
 def test_unknown_words_are_listed_and_left_out():
-    at = open_page()
+    at = open_clean()
     at.text_input(key="glove_sentence").input("the animal xqzzyv did not cross because it was tired").run()
     check_clean(at)
     assert any("xqzzyv" in c.value for c in at.caption)
 
 
 def test_training_button_trains_and_reports(X):
-    at = answer(open_page())
+    at = answer(open_clean())
     assert "Press **Train the head**" in shown(at)
     at.button(key="glove_train").click().run()
     check_clean(at)
@@ -229,7 +231,7 @@ def test_training_button_trains_and_reports(X):
 
 
 def test_training_controls_at_their_ends():
-    at = answer(open_page())
+    at = answer(open_clean())
     at.slider(key="glove_train_steps").set_value(20).run()
     at.selectbox(key="glove_train_dk").set_value(2).run()
     at.selectbox(key="glove_train_lr").set_value(0.3).run()
@@ -253,7 +255,7 @@ def test_training_controls_at_their_ends():
 
 
 def test_japanese_training_and_odd_sentence():
-    at = open_page("ja")
+    at = open_clean("ja")
     at.button(key="glove_train").click().run()
     check_clean(at)
     assert "学習しました" in shown(at)
@@ -265,20 +267,11 @@ def test_japanese_training_and_odd_sentence():
 
 
 def test_link_opens_the_same_view(X):
-    at = open_page(query={"glove_seed": "5", "glove_dk": "64", "glove_target": "street"})
+    at = open_clean(query={"glove_seed": "5", "glove_dk": "64", "glove_target": "street"})
     check_clean(at)
     si = WORDS.index("street")
     assert f"With seed 5 and d_k = 64, “street” ranks **{int(ranks_in_rows(projected_row(X, QI, 64, 5), si))} of 12**" \
         in shown(at)
-
-
-def test_presenter_mode_hides_long_texts():
-    at = open_page()
-    long_before = len(at.markdown)
-    at.session_state["presenter"] = True
-    at.run()
-    check_clean(at)
-    assert len(at.markdown) < long_before
 
 
 def _tracked(at):
@@ -294,7 +287,7 @@ def _tracked(at):
 
 def test_sentence_long_short_one_word_long_in_one_session():
     """Issue 13 items 1 and 6: query and target follow the sentence; the boxes show the words the page computes."""
-    at = open_page()
+    at = open_clean()
     at.selectbox(key="glove_target").set_value("street").run()
     at.selectbox(key="glove_query").set_value("tired").run()
     check_clean(at)
@@ -324,7 +317,7 @@ def test_sentence_long_short_one_word_long_in_one_session():
 
 
 def test_a_kept_word_stays_and_a_box_is_rewritten_when_the_options_change():
-    at = open_page()
+    at = open_clean()
     at.selectbox(key="glove_target").set_value("street").run()
     at.text_input(key="glove_sentence").input("the street was wide and it was long").run()
     assert _tracked(at)[1:3] == ("street", "street")  # still there: kept
@@ -336,7 +329,7 @@ def test_a_kept_word_stays_and_a_box_is_rewritten_when_the_options_change():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_japanese_typed_says_english_only(lang):
-    at = open_page(lang)
+    at = open_clean(lang)
     at.text_input(key="glove_sentence").input("猫がマットの上に座った。").run()
     check_clean(at)
     note = " ".join(i.value for i in at.info)
@@ -347,10 +340,8 @@ def test_japanese_typed_says_english_only(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_csv_downloads_have_a_bom_and_translated_headers(lang, monkeypatch):
-    from tests.test_causal_page import recorded_downloads
-
     files = recorded_downloads(monkeypatch)
-    at = answer(open_page(lang))
+    at = answer(open_clean(lang))
     data = {b.key: files[b.proto.url] for b in at.get("download_button")}
     assert {"glove_raw_download", "glove_hist_download"} <= set(data)
     for blob in data.values():

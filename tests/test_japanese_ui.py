@@ -13,33 +13,35 @@ import string
 
 import pytest
 
-from tests.apptest_utils import assert_clean, run_page
+from tests.apptest_utils import assert_clean, open_page
 from tests.visible_text import visible_texts
 from ui.i18n import load_strings
+
+pytestmark = pytest.mark.pages
 
 LONG = 12  # a fragment this long (with a space in it) is looked for inside every text
 # Short English values that are also legitimate as they are on a Japanese page (symbols, names, units).
 ALLOWED_SHORT = {"RNN", "GloVe", "softmax", "NumPy", "Plotly", "PNG", "SVG", "CSV"}
 
-# (page file, link parameters, answer the prediction?, extra action) -> one rendered state per case.
+# (page section, link parameters, answer the prediction?, extra action) -> one rendered state per case.
 CASES = [
-    ("lessons/home.py", {}, False),
-    ("lessons/rnn.py", {}, True),
-    ("lessons/rnn.py", {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat"}, True),
-    ("lessons/rnn.py", {"rnn_preset": "custom"}, False),
-    ("lessons/qkv.py", {}, False),
-    ("lessons/qkv.py", {"qkv_step": "1"}, False),
-    ("lessons/qkv.py", {"qkv_step": "2"}, False),
-    ("lessons/qkv.py", {"qkv_step": "3", "qkv_query": "none"}, True),
-    ("lessons/self_attention.py", {}, True),
-    ("lessons/self_attention.py", {"sa_random": "true", "sa_seed": "3"}, True),
-    ("lessons/scaling.py", {}, True),
-    ("lessons/scaling.py", {"scaling_scale": "false", "scaling_d": "4"}, True),
-    ("lessons/causal.py", {}, True),
-    ("lessons/causal.py", {"causal_glove": "false", "causal_leak_how": "random"}, True),
-    ("lessons/causal.py", {"causal_preset": "custom", "causal_text": "   "}, False),
-    ("lessons/glove.py", {}, True),
-    ("lessons/glove.py", {"glove_sentence": "猫 が 座った"}, False),
+    ("home", {}, False),
+    ("rnn", {}, True),
+    ("rnn", {"rnn_preset": "custom", "rnn_text": "the cat sat on the mat"}, True),
+    ("rnn", {"rnn_preset": "custom"}, False),
+    ("qkv", {}, False),
+    ("qkv", {"qkv_step": "1"}, False),
+    ("qkv", {"qkv_step": "2"}, False),
+    ("qkv", {"qkv_step": "3", "qkv_query": "none"}, True),
+    ("self_attention", {}, True),
+    ("self_attention", {"sa_random": "true", "sa_seed": "3"}, True),
+    ("scaling", {}, True),
+    ("scaling", {"scaling_scale": "false", "scaling_d": "4"}, True),
+    ("causal", {}, True),
+    ("causal", {"causal_glove": "false", "causal_leak_how": "random"}, True),
+    ("causal", {"causal_preset": "custom", "causal_text": "   "}, False),
+    ("glove", {}, True),
+    ("glove", {"glove_sentence": "猫 が 座った"}, False),
 ]
 
 
@@ -76,15 +78,15 @@ def text_items(texts: list[str]) -> set[str]:
     return items
 
 
-def render(file: str, query: dict, answer: bool):
-    at = run_page(file, "ja", query=query)
+def render(section: str, query: dict, answer: bool):
+    at = open_page(section, "ja", query=query)
     assert_clean(at)
     if answer:
         for radio in at.radio:
             if radio.key and radio.key.endswith("_predict"):
                 radio.set_value(1)
         at.run()
-        if file.endswith("glove.py"):
+        if section == "glove":
             at.button(key="glove_train").click().run()
         assert_clean(at)
     return at
@@ -106,10 +108,9 @@ def english_leaks(texts: list[str]) -> list[str]:
     return sorted(leaks | (text_items(texts) & short) | hover_label_leaks(texts))
 
 
-@pytest.mark.parametrize("file, query, answer", CASES,
-                         ids=[f"{c[0].split('/')[-1][:-3]}-{i}" for i, c in enumerate(CASES)])
-def test_japanese_page_shows_no_english_ui_text(file, query, answer):
-    at = render(file, query, answer)
+@pytest.mark.parametrize("section, query, answer", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_japanese_page_shows_no_english_ui_text(section, query, answer):
+    at = render(section, query, answer)
     texts = visible_texts(at)
     assert len(texts) > 10
     typed = {word for value in query.values() for word in str(value).split()}  # the case's own English sentence

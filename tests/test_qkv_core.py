@@ -26,6 +26,7 @@ from attention_core.qkv import (
     zero_temperature_output,
 )
 from attention_core.presets import DATA_DIR
+from tests.hypothesis_budget import examples
 
 LIB = load_library()
 KEYS, VALUES = LIB.keys, LIB.values
@@ -82,7 +83,7 @@ def test_no_preset_query_is_a_hard_pick_at_temperature_one():
 # --- the lookup against the naive reference -------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(q=queries, tau=temperatures)
 def test_weights_sum_to_one_and_output_is_the_convex_combination(q, tau):
     found = lookup(q, KEYS, VALUES, tau)
@@ -130,7 +131,7 @@ def test_cold_limit_with_a_tie_is_the_mean_of_the_tied_books():
     np.testing.assert_allclose(lookup(q, KEYS, VALUES, 1e-4).output, (VALUES[0] + VALUES[3]) / 2, atol=1e-6)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(q=queries)
 def test_hot_limit_is_the_centroid(q):
     np.testing.assert_allclose(lookup(q, KEYS, VALUES, 1e7).output, centroid(VALUES), atol=1e-3)
@@ -185,7 +186,7 @@ def test_rgb_plane_known_points_and_linearity():
         rgb_plane([1, 2])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(pts=arrays(np.float64, (9, 2), elements=st.floats(-100, 100, allow_nan=False, width=32)))
 def test_convex_hull_contains_every_point(pts):
     hull = convex_hull(pts)

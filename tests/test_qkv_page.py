@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from attention_core.qkv import load_library, lookup
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 
-PAGE = "lessons/qkv.py"
+pytestmark = pytest.mark.pages
+
+PAGE = "qkv"
 LIB = load_library()
 FEATURES = [f.id for f in LIB.features]
 
@@ -44,7 +46,7 @@ def shares_shown(at) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def default_run():
-    return run_page(PAGE)
+    return open_page(PAGE)
 
 
 def test_step_0_shows_the_setup(default_run):
@@ -63,7 +65,7 @@ def test_step_0_shows_the_setup(default_run):
 
 
 def test_steps_1_to_3_in_english():
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     go_to(at, 1)
     shown = text_of(at)
     assert "1.0×2.0 + 1.0×2.0 + 0.0×0.0 + 0.0×0.0 = 4.00" in shown
@@ -98,7 +100,7 @@ def test_steps_1_to_3_in_english():
 
 @pytest.mark.parametrize("query", LIB.queries, ids=lambda q: q.id)
 def test_every_preset_query(query):
-    at = run_page(PAGE, query={"qkv_step": "2"})
+    at = open_page(PAGE, query={"qkv_step": "2"})
     at.selectbox(key="qkv_query").set_value(query.id).run()
     assert_clean(at)
     sliders = [at.slider(key=f"qkv_q_{f}").value for f in FEATURES]
@@ -114,7 +116,7 @@ def test_every_preset_query(query):
 
 
 def test_query_sliders_and_temperature_at_their_extremes():
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     go_to(at, 3)
     for feature in FEATURES:
         for end in (-3.0, 3.0):
@@ -141,7 +143,7 @@ def test_query_sliders_and_temperature_at_their_extremes():
 
 
 def test_japanese_page_through_every_step():
-    at = run_page(PAGE, lang="ja")
+    at = open_page(PAGE, lang="ja")
     assert_clean(at)
     assert "猫がどう感じているのか知りたい" in text_of(at)
     go_to(at, 1)
@@ -156,7 +158,7 @@ def test_japanese_page_through_every_step():
 
 
 def test_a_link_opens_the_same_view():
-    at = run_page(PAGE, query={"qkv_step": "2", "qkv_temp": "0.5", "qkv_q_dogs": "2.0"})
+    at = open_page(PAGE, query={"qkv_step": "2", "qkv_temp": "0.5", "qkv_q_dogs": "2.0"})
     assert_clean(at)
     assert at.segmented_control(key="qkv_step").value == 2
     assert at.select_slider(key="qkv_temp").value == 0.5
@@ -166,7 +168,7 @@ def test_a_link_opens_the_same_view():
 
 
 def test_bad_link_values_fall_back_to_defaults():
-    at = run_page(PAGE, query={"qkv_step": "9", "qkv_temp": "abc", "qkv_q_cats": "1e9"})
+    at = open_page(PAGE, query={"qkv_step": "9", "qkv_temp": "abc", "qkv_q_cats": "1e9"})
     assert_clean(at)
     assert at.segmented_control(key="qkv_step").value == 0
     assert at.select_slider(key="qkv_temp").value == 1.0
@@ -174,14 +176,14 @@ def test_bad_link_values_fall_back_to_defaults():
 
 
 def test_no_nan_or_inf_is_shown_at_the_extremes():
-    at = run_page(PAGE, query={"qkv_temp": "0.05"})
+    at = open_page(PAGE, query={"qkv_temp": "0.05"})
     for step in (1, 2, 3):
         go_to(at, step)
         assert not re.search(r"(?<![A-Za-z])(nan|inf)(?![A-Za-z])", text_of(at), re.IGNORECASE)
 
 
 def test_moving_a_slider_makes_it_your_own_question_and_a_preset_restores_it():
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     at.slider(key="qkv_q_cooking").set_value(2.5).run()
     assert_clean(at)
     assert at.selectbox(key="qkv_query").value is None
@@ -198,7 +200,7 @@ def test_moving_a_slider_makes_it_your_own_question_and_a_preset_restores_it():
 def test_the_output_row_shows_empty_cells_and_the_csv_has_a_bom(lang, monkeypatch):
     """Issue 13 items 10 and 8: no "None" in the output row; the CSV is UTF-8 with a BOM, headers in the page's language."""
     files = recorded_downloads(monkeypatch)
-    at = go_to(run_page(PAGE, lang), 3)
+    at = go_to(open_page(PAGE, lang), 3)
     table = at.dataframe[0].value
     assert len(table) == len(LIB.books) + 1
     assert not table.isna().any().any()
@@ -215,7 +217,7 @@ def test_the_output_row_shows_empty_cells_and_the_csv_has_a_bom(lang, monkeypatc
 
 def test_a_preset_after_your_own_question_and_back_never_raises():
     """The selectbox that a slider's callback sets to None (your own question) follows every change."""
-    at = go_to(run_page(PAGE), 2)
+    at = go_to(open_page(PAGE), 2)
     for feature, value in (("cats", -3.0), ("dogs", 3.0)):
         at.slider(key=f"qkv_q_{feature}").set_value(value).run()
         assert_clean(at)

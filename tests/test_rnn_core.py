@@ -26,6 +26,7 @@ from attention_core.rnn import (
     spectral_radius,
 )
 from attention_core.rnn_probe import first_word_recall_attention, memory_probe, r2_score, ridge_fit
+from tests.hypothesis_budget import examples
 
 
 def naive_rnn(X, w: ElmanWeights):
@@ -104,7 +105,7 @@ def test_forward_rejects_wrong_width():
 
 # --- spectral radius ----------------------------------------------------------------------------------------------
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(n=st.integers(1, 40), radius=st.floats(0.05, 3.0), seed=st.integers(0, 2**31 - 1))
 def test_spectral_radius_scaling_is_exact(n, radius, seed):
     W = np.random.default_rng(seed).normal(size=(n, n))

@@ -10,10 +10,16 @@ from attention_core.rnn import influence_profile
 from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, run_page
-from ui.rnn import PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
 
-PAGE = "lessons/rnn.py"
+pytestmark = pytest.mark.pages
+
+# The memory probe as the lesson states it (state sizes, sentence lengths, training/test sentences, word size).
+PROBE_HIDDEN = (8, 32, 64)
+PROBE_LENGTHS = (*range(1, 13), 14, 16, 18, 20, 24, 28, 32, 36, 40)
+PROBE_TRAIN, PROBE_TEST, PROBE_D = 1000, 250, 8
+
+PAGE = "rnn"
 
 
 def influence_figure(at) -> dict | None:
@@ -77,7 +83,7 @@ def assert_influence_finite(at, n: int):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_default_view_shows_the_right_numbers(lang, glove):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     text = next(s.text for s in load_sentences() if s.id == "long_memory")
     n = len(tokenize(text))
@@ -102,7 +108,7 @@ def test_default_view_shows_the_right_numbers(lang, glove):
 
 
 def test_every_preset_and_typed_sentences(glove):
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     reveal(at)
     for preset in load_sentences():
         at.selectbox(key="rnn_preset").set_value(preset.id).run()
@@ -123,7 +129,7 @@ def test_every_preset_and_typed_sentences(glove):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_bad_sentences_give_messages_not_errors(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     at.selectbox(key="rnn_preset").set_value("custom").run()
     assert_clean(at)
     cases = {
@@ -151,7 +157,7 @@ def test_bad_sentences_give_messages_not_errors(lang):
 
 
 def test_controls_at_their_extremes(glove):
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     reveal(at)
     n = len(tokenize(next(s.text for s in load_sentences() if s.id == "long_memory")))
     settings = [("rnn_hidden", 1), ("rnn_hidden", 256), ("rnn_radius", 0.1), ("rnn_radius", 2.0)]
@@ -171,7 +177,7 @@ def test_controls_at_their_extremes(glove):
 
 
 def test_settings_come_from_the_link():
-    at = run_page(PAGE, "ja", query={"rnn_hidden": "8", "rnn_radius": "0.5", "rnn_seed": "3", "rnn_text": "the cat sat"})
+    at = open_page(PAGE, "ja", query={"rnn_hidden": "8", "rnn_radius": "0.5", "rnn_seed": "3", "rnn_text": "the cat sat"})
     assert_clean(at)
     assert at.slider(key="rnn_hidden").value == 8
     assert abs(at.slider(key="rnn_radius").value - 0.5) < 1e-12
@@ -196,7 +202,7 @@ def use_text(at, text: str):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_long_short_one_word_long_in_one_session(lang, glove):
     """Issue 13 item 1: the page follows the sentence through presets and typed text in one session."""
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     reveal(at)
     at.slider(key="rnn_hidden").set_value(256).run()
     for preset in ("long_memory", "cat_mat", "bank", "long_memory"):
@@ -222,7 +228,7 @@ def test_long_short_one_word_long_in_one_session(lang, glove):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_japanese_typed_text_is_told_english_only(lang):
-    at = use_text(run_page(PAGE, lang), "猫がマットに座った")
+    at = use_text(open_page(PAGE, lang), "猫がマットに座った")
     from ui.i18n import Translator
 
     t = Translator(lang)
@@ -234,7 +240,7 @@ def test_probe_csv_has_every_curve_and_translated_headers():
     from ui.i18n import Translator
 
     for lang in ("en", "ja"):
-        at = run_page(PAGE, lang)
+        at = open_page(PAGE, lang)
         t = Translator(lang)
         buttons = [b for b in at.get("download_button") if b.proto.id and "rnn_download_probe" in b.proto.id]
         assert buttons
@@ -249,12 +255,11 @@ def test_probe_csv_has_every_curve_and_translated_headers():
 def test_presenter_mode_and_the_framing(lang):
     from ui.i18n import Translator
 
-    at = run_page(PAGE, lang, query={"presenter": "true"})
+    at = open_page(PAGE, lang, query={"presenter": "true"})
     assert_clean(at)
     assert Translator(lang)("rnn.framing") in [i.value for i in at.info], "from memory to retrieval, in presenter mode too"
     reveal(at)
     at.slider(key="rnn_radius").set_value(1.55).run()
     assert_clean(at)
-    figs = plotly_figures(at)
-    assert len(figs) == 2 and all(f["layout"]["font"]["size"] == 20 for f in figs)
+    assert len(plotly_figures(at)) == 2  # (figure fonts in presenter mode: tests/test_sharing.py)
     assert_probe_matches_core(at, 1.55, 0)

@@ -15,11 +15,12 @@ from attention_core.scaling import (
     DIM_CHOICES, NEXT_WORD_SCORES, SAMPLE_COUNT, TEMPERATURE_CHOICES, prefix_weights, random_query_keys,
     sample_from_uniforms, sampling_sweep, temperature_probabilities,
 )
+from tests.apptest_utils import assert_clean, open_page, plotly_figures
+from tests.hypothesis_budget import examples
 from ui.i18n import load_strings
-from tests.apptest_utils import assert_clean, plotly_figures, run_page
 from ui.scaling import TABLE_SEED, table
 
-PAGE = "lessons/scaling.py"
+PAGE = "scaling"
 DEFAULT_KEYS, DEFAULT_SEED, DEFAULT_TAU = 8, 0, 1.0
 
 
@@ -46,7 +47,7 @@ def test_the_distribution_stays_the_same_with_scaling():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_what_to_try_text_quotes_the_computed_figures(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     text = at.info[0].value
     top, mean_max = one_query_scaled_max(), table()["max_scaled"]
@@ -56,7 +57,7 @@ def test_the_what_to_try_text_quotes_the_computed_figures(lang):
 
 
 def test_the_figures_follow_the_seed():
-    at = run_page(PAGE, query={"scaling_seed": "7"})
+    at = open_page(PAGE, query={"scaling_seed": "7"})
     q, K = random_query_keys(DEFAULT_KEYS, 7)
     top = prefix_weights(q, K, [256], True, DEFAULT_TAU).max()
     assert f"{top:.3f}" in at.info[0].value
@@ -82,7 +83,7 @@ def test_temperature_probabilities_match_a_loop():
         np.testing.assert_allclose(row, np.array(e) / sum(e), rtol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.floats(-10, 10), min_size=2, max_size=8), st.floats(0.01, 50), st.floats(1.01, 5))
 def test_entropy_never_falls_as_the_temperature_rises(scores, tau, factor):
     p = temperature_probabilities(scores, [tau, tau * factor])
@@ -96,7 +97,7 @@ def test_the_page_temperatures_give_a_rising_entropy():
     assert run["entropy"][0] < 0.01 and run["entropy"][-1] > 0.98 * np.log(len(NEXT_WORD_SCORES))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.floats(0.01, 1), min_size=1, max_size=7), st.lists(st.floats(0, 0.999999), min_size=1, max_size=9))
 def test_inverse_cdf_sampling_matches_a_loop(weights, u):
     p = np.array(weights) / sum(weights)
@@ -113,7 +114,7 @@ def test_inverse_cdf_sampling_matches_a_loop(weights, u):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_sampling_chart_and_its_caption(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     fig = plotly_figures(at)[-1]
     assert [f["name"] for f in fig["frames"]] == [f"{t:g}" for t in TEMPERATURE_CHOICES]

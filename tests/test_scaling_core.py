@@ -28,6 +28,7 @@ from attention_core.scaling import (
     sweep_table,
     table_standard_errors,
 )
+from tests.hypothesis_budget import examples
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +212,7 @@ def test_extreme_setting_stays_finite():
     assert np.all(summary["entropy"] >= 0) and np.all(summary["jacobian"] >= 0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     d=st.integers(4, 1024),
     n_keys=st.integers(*KEY_RANGE),

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, prefix_weights, random_query_keys
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 
-PAGE = "lessons/scaling.py"
+pytestmark = pytest.mark.pages
+
+PAGE = "scaling"
 NUMERIC_FIELDS = ("x", "y", "z", "width", "customdata")
 BAD_WORDS = re.compile(r"\b(nan|inf|infinity)\b", re.IGNORECASE)
 
@@ -31,14 +33,18 @@ def traces(fig: dict):
 
 def assert_all_finite(at) -> None:
     """No NaN or inf in any figure's numbers (frames included), nor as a word in any caption, metric or text."""
+    checked = 0
     for fig in plotly_figures(at):
         for trace in traces(fig):
             for field in NUMERIC_FIELDS:
                 if field in trace and (arr := numeric(trace[field])) is not None:
                     assert np.all(np.isfinite(arr)), (trace.get("name"), field)
+                    checked += 1
             for text in trace.get("text") or []:
                 assert not BAD_WORDS.search(str(text))
+    assert checked, "no figure numbers drawn"
     shown = [c.value for c in at.caption] + [m.value for m in at.metric] + [str(m.value) for m in at.markdown]
+    assert shown, "no text drawn"
     for text in shown:
         assert not BAD_WORDS.search(text), text
 
@@ -54,7 +60,7 @@ def set_controls(at, d, scale, tau, keys, seed):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_default_view_renders_clean(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     assert len(plotly_figures(at)) == 4  # histogram, weights, animation, sampling (the table waits for a prediction)
     assert not at.dataframe and not at.get("download_button")
@@ -76,7 +82,7 @@ EXTREMES = [  # every end of every control, each with scaling on and off
 
 @pytest.mark.parametrize("d,scale,tau,keys,seed", EXTREMES)
 def test_extremes_stay_finite_and_show_the_core_numbers(d, scale, tau, keys, seed):
-    at = set_controls(run_page(PAGE), d, scale, tau, keys, seed)
+    at = set_controls(open_page(PAGE), d, scale, tau, keys, seed)
     assert_clean(at)
     assert_all_finite(at)
     hist, bars, anim, _sampling = plotly_figures(at)
@@ -98,7 +104,7 @@ def test_extremes_stay_finite_and_show_the_core_numbers(d, scale, tau, keys, see
 
 
 def test_extreme_unscaled_is_one_hot_on_screen():
-    at = run_page(PAGE, "ja", query={"scaling_d": "1024", "scaling_scale": "false", "scaling_tau": "0.05",
+    at = open_page(PAGE, "ja", query={"scaling_d": "1024", "scaling_scale": "false", "scaling_tau": "0.05",
                                      "scaling_keys": "64"})
     assert_clean(at)
     assert at.select_slider(key="scaling_d").value == 1024 and at.toggle(key="scaling_scale").value is False
@@ -108,7 +114,7 @@ def test_extreme_unscaled_is_one_hot_on_screen():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_prediction_reveals_the_table_and_its_chart(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     at.radio(key="scaling_predict").set_value(4).run()
     assert_clean(at)
     assert at.success, "answer 4 (above 0.9) is the right one"
@@ -128,21 +134,10 @@ def test_prediction_reveals_the_table_and_its_chart(lang):
 
 
 def test_wrong_prediction_still_reveals_with_the_explanation():
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     at.radio(key="scaling_predict").set_value(2).run()
     assert_clean(at)
     assert at.warning and at.dataframe
-
-
-def test_presenter_mode_hides_the_long_texts():
-    plain = run_page(PAGE, query={"scaling_d": "4"})
-    assert any("At small d" in c.value for c in plain.caption)
-    assert any("Take a query" in m.value for m in plain.markdown)
-    at = run_page(PAGE, query={"presenter": "true", "scaling_d": "4"})
-    assert_clean(at)
-    assert not any("At small d" in c.value for c in at.caption)
-    assert not any("Take a query" in m.value for m in at.markdown)
-    assert len(plotly_figures(at)) == 4
 
 
 
@@ -152,7 +147,7 @@ def test_presenter_mode_hides_the_long_texts():
 def test_the_csv_has_a_bom_and_keeps_english_snake_case_headers(lang, monkeypatch):
     """Issue 13 item 8: scaling_table.csv is UTF-8 with a BOM, its headers English snake_case in both languages."""
     files = recorded_downloads(monkeypatch)
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     at.radio(key="scaling_predict").set_value(4).run()
     assert_clean(at)
     (button,) = at.get("download_button")

@@ -23,12 +23,12 @@ from attention_core.attention import random_projection
 from attention_core.text import tokenize
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
-from tests.apptest_utils import assert_clean, run_page
+from tests.apptest_utils import assert_clean, open_page
 from ui.i18n import load_strings
 
 DATA = load_self_attention()
 EN, JA = load_strings("en"), load_strings("ja")
-PAGE = "lessons/self_attention.py"
+PAGE = "self_attention"
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_the_prediction_text_says_what_is_true(strings):
 def test_the_caption_formats_the_computed_numbers(lang, default_row):
     known, X, q = default_row
     pref = self_preference(X, q)
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     at.radio(key="sa_predict").set_value(3).run()
     assert_clean(at)
     caption = " ".join(c.value for c in at.caption)

@@ -33,6 +33,7 @@ from attention_core.self_attention import (
     top_targets,
 )
 from attention_core.text import tokenize
+from tests.hypothesis_budget import examples
 
 DATA = load_self_attention()
 
@@ -186,7 +187,7 @@ def test_mix_steps_lays_each_head_in_its_columns():
     np.testing.assert_array_equal(steps[4], parts.output[8])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 12), st.floats(-20, 20, allow_nan=False))
 def test_previous_word_scores_match_naive_loop(n, score):
     np.testing.assert_array_equal(previous_word_scores(n, score), np.array(naive_previous_word(n, score)).reshape(n, n))
@@ -203,7 +204,7 @@ def brute_force_min_lines(row, mass):
     return len(row)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.floats(0.0, 10.0, allow_nan=False), min_size=1, max_size=7).filter(lambda r: sum(r) > 1e-6),
        st.floats(0.01, 1.0))
 def test_lines_to_keep_is_the_smallest_set_reaching_the_mass(raw, mass):

@@ -5,15 +5,17 @@ import pytest
 
 from attention_core.glove import embed, load_glove
 from attention_core.self_attention import (
-    HEADS, glove_self_attention, lines_to_keep, load_self_attention, mix_steps, multi_head_parts, preset_heads,
+    HEADS, glove_self_attention, load_self_attention, mix_steps, multi_head_parts, preset_heads,
 )
 from attention_core.text import tokenize
 from charts.tokens import LINE_TRACE_PREFIX
-from tests.apptest_utils import assert_clean, decode_array, plotly_figures, recorded_downloads, run_page
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 from ui.common import MAX_CHARS
 from ui.i18n import load_strings
 
-PAGE = "lessons/self_attention.py"
+pytestmark = pytest.mark.pages
+
+PAGE = "self_attention"
 DATA = load_self_attention()
 EN, JA = load_strings("en"), load_strings("ja")
 
@@ -59,7 +61,7 @@ def kv():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_default_view_shows_the_coreference_row(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     strings = EN if lang == "en" else JA
     assert at.title[0].value == strings["self_attention.title"]
@@ -72,7 +74,7 @@ def test_default_view_shows_the_coreference_row(lang):
     W = coref("cat")
     np.testing.assert_allclose(decode_array(figs[1]["data"][0]["z"]), W, atol=1e-12)
     np.testing.assert_allclose(key_weights(figs[0]), W[cat.pronoun], atol=1e-12)
-    assert set(drawn_lines(figs[0])) == set(np.flatnonzero(lines_to_keep(W[cat.pronoun], 0.9)))
+    assert set(drawn_lines(figs[0])) == fewest_largest(list(W[cat.pronoun]), 0.9)
     assert max(drawn_lines(figs[0]), key=drawn_lines(figs[0]).get) == cat.antecedent
     shape = figs[1]["layout"]["shapes"][0]
     assert shape["y0"] == cat.pronoun - 0.5  # the selected row is outlined
@@ -86,7 +88,7 @@ def test_default_view_shows_the_coreference_row(lang):
 
 @pytest.mark.parametrize("path", [["hanako"], ["animal"], ["animal", "cat"]], ids="->".join)
 def test_switching_preset_moves_to_its_pronoun(path):
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     for preset_id in path:
         at.selectbox(key="sa_token").set_value(2).run()
         at.selectbox(key="sa_preset").set_value(preset_id).run()
@@ -100,7 +102,7 @@ def test_switching_preset_moves_to_its_pronoun(path):
 
 
 def test_selecting_a_token_by_the_selectbox_redraws_lines_and_row():
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     before = drawn_lines(plotly_figures(at)[0])
     at.selectbox(key="sa_token").set_value(0).run()
     assert_clean(at)
@@ -108,30 +110,38 @@ def test_selecting_a_token_by_the_selectbox_redraws_lines_and_row():
     after = drawn_lines(figs[0])
     assert after != before
     W = coref("cat")
-    assert set(after) == set(np.flatnonzero(lines_to_keep(W[0], 0.9)))
+    assert set(after) == fewest_largest(list(W[0]), 0.9)
     assert all(tr["y"][0] == 0 for tr in line_traces(figs[0]))
     assert figs[1]["layout"]["shapes"][0]["y0"] == -0.5
     np.testing.assert_allclose(key_weights(figs[0]), W[0], atol=1e-12)
 
 
-@pytest.mark.parametrize("cutoff, expected", [(1.0, "all"), (0.05, 1), (0.5, 1), (0.8, None)])
+def fewest_largest(row, mass: float) -> set[int]:
+    """The reference for the cut-off: take the largest weights, earliest first among equals, until ``mass`` of the row."""
+    kept, total = set(), 0.0
+    for i in sorted(range(len(row)), key=lambda i: (-row[i], i)):
+        kept.add(i)
+        total += row[i]
+        if total >= mass * sum(row) - 1e-12:
+            break
+    return kept
+
+
+@pytest.mark.parametrize("cutoff, expected", [(1.0, 14), (0.05, 1), (0.5, 1), (0.8, 2)])  # of the 14 tokens
 def test_cutoff_hides_lines(cutoff, expected):
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     at.slider(key="sa_cutoff").set_value(cutoff).run()
     assert_clean(at)
     cat = DATA.by_id("cat")
     row = coref("cat")[cat.pronoun]
     lines = drawn_lines(plotly_figures(at)[0])
-    assert set(lines) == set(np.flatnonzero(lines_to_keep(row, cutoff)))
-    if expected == "all":
-        assert len(lines) == len(cat.tokens)
-    elif expected is not None:
-        assert len(lines) == expected
+    assert set(lines) == fewest_largest(list(row), cutoff)
+    assert len(lines) == expected
     assert at.query_params.get("sa_cutoff") in (None, [str(cutoff)], str(cutoff))
 
 
 def test_glove_part_waits_for_the_prediction_then_contrasts(kv):
-    at = reveal(run_page(PAGE))
+    at = reveal(open_page(PAGE))
     figs = plotly_figures(at)
     assert len(figs) == 7
     tokens = tokenize(DATA.by_id("animal").glove_text)
@@ -147,7 +157,7 @@ def test_glove_part_waits_for_the_prediction_then_contrasts(kv):
 
 
 def test_random_mode_and_seed_change_the_glove_matrix(kv):
-    at = reveal(run_page(PAGE))
+    at = reveal(open_page(PAGE))
     raw = decode_array(plotly_figures(at)[6]["data"][0]["z"])
     assert at.number_input(key="sa_seed").proto.disabled
     at.toggle(key="sa_random").set_value(True).run()
@@ -180,7 +190,7 @@ def test_random_mode_and_seed_change_the_glove_matrix(kv):
     ids=["empty", "spaces", "41-tokens", "emoji", "japanese"],
 )
 def test_bad_sentences_give_a_clear_message(text, message, lang):
-    at = reveal(run_page(PAGE, lang))
+    at = reveal(open_page(PAGE, lang))
     at.text_input(key="sa_text").input(text).run()
     assert_clean(at)
     strings = EN if lang == "en" else JA
@@ -190,7 +200,7 @@ def test_bad_sentences_give_a_clear_message(text, message, lang):
 
 
 def test_ten_thousand_characters_are_refused_cleanly():
-    at = reveal(run_page(PAGE))
+    at = reveal(open_page(PAGE))
     at.text_input(key="sa_text").input("x " * 5000).run()
     assert_clean(at)
     assert len(at.text_input(key="sa_text").value) <= MAX_CHARS  # max_chars: Streamlit keeps the text short
@@ -198,7 +208,7 @@ def test_ten_thousand_characters_are_refused_cleanly():
 
 
 def test_html_and_markdown_are_shown_literally():
-    at = reveal(run_page(PAGE))
+    at = reveal(open_page(PAGE))
     at.text_input(key="sa_text").input("<script>alert(1)</script> it was **bold** $x$ [a](http://e.x) the animal").run()
     assert_clean(at)
     figs = plotly_figures(at)
@@ -211,7 +221,7 @@ def test_html_and_markdown_are_shown_literally():
 
 
 def test_sentence_without_a_pronoun_pair_says_so():
-    at = reveal(run_page(PAGE))
+    at = reveal(open_page(PAGE))
     at.text_input(key="sa_text").input("the cat sat on the mat").run()
     assert_clean(at)
     assert not at.metric
@@ -220,7 +230,7 @@ def test_sentence_without_a_pronoun_pair_says_so():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_use_preset_sentence_button_compares_with_that_preset(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     at.selectbox(key="sa_preset").set_value("hanako").run()
     reveal(at)
     at.button(key="sa_use_preset").click().run()
@@ -234,7 +244,7 @@ def test_link_opens_the_same_view():
     # sa_preset is the preset's id (ui.common.url_selectbox), not its label
     query = {"sa_preset": "animal", "sa_cutoff": "0.5", "sa_random": "true", "sa_seed": "3",
              "sa_text": "the animal was tired because it ran"}
-    at = reveal(run_page(PAGE, "ja", query=query))
+    at = reveal(open_page(PAGE, "ja", query=query))
     assert at.selectbox(key="sa_preset").value == "animal"
     assert at.selectbox(key="sa_token").value == DATA.by_id("animal").pronoun
     assert all(tr["y"][0] == DATA.by_id("animal").pronoun for tr in line_traces(plotly_figures(at)[0]))
@@ -246,7 +256,7 @@ def test_link_opens_the_same_view():
 
 
 def test_a_broken_link_falls_back_cleanly():
-    at = run_page(PAGE, query={"sa_cutoff": "7", "sa_seed": "-4", "sa_preset": "nope"})
+    at = open_page(PAGE, query={"sa_cutoff": "7", "sa_seed": "-4", "sa_preset": "nope"})
     assert_clean(at)
     assert at.selectbox(key="sa_preset").value == "cat"
     assert at.selectbox(key="sa_token").value == DATA.by_id("cat").pronoun
@@ -257,7 +267,7 @@ def test_a_broken_link_falls_back_cleanly():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_heads_are_coreference_syntax_previous_word_and_follow_the_token(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     strings = EN if lang == "en" else JA
     figs = plotly_figures(at)
     titles = [fig["layout"]["title"]["text"] for fig in figs[2:5]]
@@ -277,7 +287,7 @@ def test_heads_are_coreference_syntax_previous_word_and_follow_the_token(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_concatenation_and_w_o_show_shapes_and_the_selected_row(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     strings = EN if lang == "en" else JA
     parts = multi_head_parts(preset_heads(DATA.by_id("cat"), DATA.rule_score))
     shapes = strings["self_attention.mix_shapes"].format(h=3, n=14, d_v=4, hd=12, d_model=12)
@@ -305,7 +315,7 @@ def test_concatenation_and_w_o_show_shapes_and_the_selected_row(lang):
 # ---- issue 13: one session, widgets follow the sentence; the state is said next to the text box ---------------
 
 def test_token_and_sections_follow_preset_changes_in_one_session():
-    at = run_page(PAGE)
+    at = open_page(PAGE)
     for preset_id, token in [("cat", 13), ("animal", 10), ("hanako", 13), ("animal", 0), ("cat", 2), ("hanako", 4)]:
         at.selectbox(key="sa_preset").set_value(preset_id).run()
         assert_clean(at)
@@ -321,13 +331,13 @@ def test_token_and_sections_follow_preset_changes_in_one_session():
 
 
 def test_a_token_past_the_end_of_a_shorter_preset_falls_back_to_its_pronoun():
-    at = run_page(PAGE, query={"sa_preset": "animal", "sa_token": "13"})  # animal has 11 tokens
+    at = open_page(PAGE, query={"sa_preset": "animal", "sa_token": "13"})  # animal has 11 tokens
     assert_clean(at)
     assert at.selectbox(key="sa_token").value == DATA.by_id("animal").pronoun
 
 
 def test_glove_sentences_long_short_one_word_long_in_one_session(kv):
-    at = reveal(run_page(PAGE))
+    at = reveal(open_page(PAGE))
     long_text = "the animal did not cross the busy street because it was far too tired after the long walk"
     for text, figures in [(long_text, 7), ("it ran", 7), ("it", 5), ("", 5), (long_text, 7),
                           ("the animal was tired because it ran", 7)]:
@@ -344,7 +354,7 @@ def test_glove_sentences_long_short_one_word_long_in_one_session(kv):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_typing_before_answering_says_to_answer_first_next_to_the_box(lang):
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     strings = EN if lang == "en" else JA
     at.text_input(key="sa_text").input("the dog sat because it was tired").run()
     assert_clean(at)
@@ -356,7 +366,7 @@ def test_typing_before_answering_says_to_answer_first_next_to_the_box(lang):
 
 
 def test_going_back_to_the_default_token_raises_no_bad_link_toast():
-    at = run_page(PAGE, "ja")
+    at = open_page(PAGE, "ja")
     at.selectbox(key="sa_token").set_value(0).run()
     at.selectbox(key="sa_token").set_value(DATA.by_id("cat").pronoun).run()
     assert_clean(at)
@@ -369,7 +379,7 @@ def test_going_back_to_the_default_token_raises_no_bad_link_toast():
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_csv_downloads_have_a_bom_and_headers_in_the_page_language(lang, monkeypatch, kv):
     files = recorded_downloads(monkeypatch)
-    at = reveal(run_page(PAGE, lang))
+    at = reveal(open_page(PAGE, lang))
     buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}
     assert set(buttons) == {"sa_csv", "sa_head_csv_coreference", "sa_head_csv_syntax", "sa_head_csv_previous_word",
                             "sa_mix_csv", "sa_glove_csv"}

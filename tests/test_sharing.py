@@ -1,8 +1,9 @@
 """Shareable links, bad links, language switch and presenter mode on every page (AppTest).
 
 A copied link is the page plus its query parameters: opening it must give the same widget values and the same
-figures as setting those widgets by hand; a bad value falls back to the default with a notice; switching the
-language keeps the state; presenter mode hides the long texts and keeps every control.
+figures as setting those widgets by hand; a bad language falls back to English with a notice (bad values of the
+other parameters: tests/test_bad_links.py); switching the language keeps the state; presenter mode hides the long
+texts and keeps every control and figure.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import json
 import pytest
 
 from attention_core.qkv import load_library
-from tests.apptest_utils import assert_clean, run_page
+from tests.apptest_utils import assert_clean, open_page
 from tests.pages import PAGES
-from ui.common import md_escape
 from ui.i18n import load_strings
+
+pytestmark = pytest.mark.pages
 
 # page -> link parameters (all non-default), one case per page; values as they stand in a URL.
 LINKS = {
@@ -83,7 +85,7 @@ def toasts(at) -> list[str]:
 
 @pytest.mark.parametrize("section", list(LINKS))
 def test_link_opens_the_same_state(section):
-    at = run_page(FILES[section], "ja", query=LINKS[section])
+    at = open_page(section, "ja", query=LINKS[section])
     assert_clean(at)
     assert toasts(at) == []
     for key, value in LINKS[section].items():
@@ -95,9 +97,9 @@ def test_link_opens_the_same_state(section):
 
 @pytest.mark.parametrize("section", list(LINKS))
 def test_link_shows_the_same_figures_as_setting_the_widgets(section):
-    linked = run_page(FILES[section], "en", query=LINKS[section])
+    linked = open_page(section, "en", query=LINKS[section])
     answer_predictions(linked)
-    by_hand = run_page(FILES[section], "en")
+    by_hand = open_page(section, "en")
     for key, value in BY_HAND[section]:
         widget(by_hand, key).set_value(value)
         by_hand.run()
@@ -111,7 +113,7 @@ def test_link_shows_the_same_figures_as_setting_the_widgets(section):
 
 def test_url_follows_the_id_pickers():
     """Choosing in a url_selectbox writes its id (not the translated label) to the URL, and the default removes it."""
-    at = run_page(FILES["self_attention"], "ja")
+    at = open_page("self_attention", "ja")
     widget(at, "sa_preset").set_value("hanako")
     at.run()
     assert at.query_params.get("sa_preset") == "hanako"
@@ -121,7 +123,7 @@ def test_url_follows_the_id_pickers():
     widget(at, "sa_token").set_value(8)  # hanako's pronoun: the default token of this preset
     at.run()
     assert "sa_token" not in at.query_params
-    at = run_page(FILES["qkv"], "en")
+    at = open_page("qkv", "en")
     widget(at, "qkv_query").set_value("physics")
     at.run()
     assert at.query_params.get("qkv_query") == "physics"
@@ -132,42 +134,15 @@ def test_url_follows_the_id_pickers():
 
 
 def test_a_link_with_only_the_question_also_sets_its_sliders():
-    at = run_page(FILES["qkv"], "en", query={"qkv_query": "physics"})
+    at = open_page("qkv", "en", query={"qkv_query": "physics"})
     assert_clean(at)
     physics = {q.id: q for q in load_library().queries}["physics"]
     features = load_library().features
     assert [widget(at, f"qkv_q_{f.id}").value for f in features] == [float(v) for v in physics.vector]
 
 
-BAD = [
-    ("scaling", {"scaling_d": "abc"}, "scaling_d", 64),
-    ("scaling", {"scaling_seed": "-1"}, "scaling_seed", 0),
-    ("self_attention", {"sa_token": "999"}, "sa_token", 8),  # the cat preset's pronoun, それ
-    ("self_attention", {"sa_preset": "nope"}, "sa_preset", "cat"),
-    ("rnn", {"rnn_preset": "<script>"}, "rnn_preset", "long_memory"),
-    ("rnn", {"rnn_hidden": "9999"}, "rnn_hidden", 32),
-    ("qkv", {"qkv_query": "42"}, "qkv_query", "cats_feel"),
-    ("qkv", {"qkv_step": "7"}, "qkv_step", 0),
-    ("causal", {"causal_leak_how": "magic"}, "causal_leak_how", "word"),
-    ("causal", {"causal_seed": "x"}, "causal_seed", 0),
-    ("glove", {"glove_cloud": "trained"}, "glove_cloud", "raw"),
-    ("glove", {"glove_dk": "3"}, "glove_dk", 16),
-    ("home", {"home_seed": "-5"}, "home_seed", 0),
-]
-
-
-@pytest.mark.parametrize("section, query, key, default", BAD, ids=[f"{b[0]}-{b[2]}" for b in BAD])
-def test_bad_link_value_falls_back_with_a_notice(section, query, key, default):
-    at = run_page(FILES[section], "en", query=query)
-    assert_clean(at)
-    assert widget(at, key).value == default
-    notes = toasts(at)
-    assert len(notes) == 1 and md_escape(f"{key}=") in notes[0], notes
-    assert key not in at.query_params
-
-
 def test_bad_language_falls_back_to_english_with_a_notice():
-    at = run_page(FILES["home"], "xx", query={"home_seed": "3"})
+    at = open_page("home", "xx", query={"home_seed": "3"})
     assert_clean(at)
     assert at.title[0].value == load_strings("en")["home.title"]
     assert toasts(at) == [load_strings("en")["common.bad_lang_param"]]
@@ -176,7 +151,7 @@ def test_bad_language_falls_back_to_english_with_a_notice():
 
 @pytest.mark.parametrize("section", list(LINKS))
 def test_language_switch_keeps_the_state(section):
-    at = run_page(FILES[section], "en", query=LINKS[section])
+    at = open_page(section, "en", query=LINKS[section])
     key = "home" if section == "home" else section
     assert at.title[0].value == load_strings("en")[f"{key}.title"]
     at.selectbox(key="language").set_value("ja").run()
@@ -201,12 +176,13 @@ def markdown_text(at) -> str:
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("page", PAGES, ids=[p.section for p in PAGES])
 def test_presenter_mode_hides_long_texts_and_keeps_controls(page, lang):
-    normal = run_page(page.file, lang)
+    normal = open_page(page.section, lang)
     answer_predictions(normal)
-    shown = run_page(page.file, lang, query={"presenter": "true"})
+    shown = open_page(page.section, lang, query={"presenter": "true"})
     answer_predictions(shown)
     assert_clean(shown)
     assert widget_keys(shown) == widget_keys(normal)
+    assert len(figures(shown)) == len(figures(normal)) >= 1
     explain = load_strings(lang)[f"{page.section}.explain"]
     assert explain in markdown_text(normal)
     assert explain not in markdown_text(shown)
@@ -235,7 +211,7 @@ BACK_TO_DEFAULT = [
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("section, key, other, default", BACK_TO_DEFAULT, ids=[f"{c[0]}-{c[1]}" for c in BACK_TO_DEFAULT])
 def test_going_back_to_a_default_is_no_bad_link(section, key, other, default, lang):
-    at = run_page(FILES[section], lang)
+    at = open_page(section, lang)
     assert widget(at, key).value == default
     widget(at, key).set_value(other)
     at.run()
@@ -250,7 +226,7 @@ def test_going_back_to_a_default_is_no_bad_link(section, key, other, default, la
 
 def test_a_bad_link_is_still_reported_after_the_page_was_used():
     """The notice is for values read from a link: a second bad link in a session that already has state is reported."""
-    at = run_page(FILES["self_attention"], "en", query={"sa_token": "999"})
+    at = open_page("self_attention", "en", query={"sa_token": "999"})
     assert len(toasts(at)) == 1
     widget(at, "sa_token").set_value(1)
     at.run()
@@ -314,7 +290,7 @@ def answer_and_track(at, shown: ShownChoices) -> None:
 
 @pytest.mark.parametrize("section", list(LINKS))
 def test_language_switch_keeps_every_choice_shown(section):
-    at = run_page(FILES[section], "en", query=LINKS[section])
+    at = open_page(section, "en", query=LINKS[section])
     shown = ShownChoices(at)
     answer_and_track(at, shown)
     assert shown.mismatches(at) == {}
@@ -334,7 +310,7 @@ def test_language_switch_keeps_every_choice_shown(section):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_prediction_stays_shown_when_the_sentence_comes_back(lang):
     """Clear the sentence (the page stops before the question), type it again: the answer shows with its feedback."""
-    at = run_page(FILES["glove"], lang)
+    at = open_page("glove", lang)
     shown = ShownChoices(at)
     answer_and_track(at, shown)
     feedback = [w.value for w in at.warning]

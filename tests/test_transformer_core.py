@@ -15,6 +15,7 @@ from attention_core.transformer import (
     FFN_FACTOR, LN_EPS, STEPS, block_weights, feed_forward, gelu, layer_norm, locality_check, permutation_check, relu,
     row_stats, seeded_permutation, self_attention, sinusoidal_encoding, transformer_block,
 )
+from tests.hypothesis_budget import examples
 
 DEFAULT_TOKENS = "the cat sat on the warm mat".split()  # lessons/transformer.py DEFAULT_TEXT
 
@@ -67,7 +68,7 @@ def test_self_attention_matches_naive_loops():
     np.testing.assert_allclose(self_attention(X, W), naive_attention(X, W), atol=1e-12)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=examples(40), deadline=None, derandomize=True)
 @given(n=st.integers(1, 12), d=st.integers(1, 10), seed=st.integers(0, 2**31 - 1), perm_seed=st.integers(0, 10**6))
 def test_permutation_identity_without_pe(n, d, seed, perm_seed):
     """Attn(P X) == P Attn(X) up to float rounding, for any X, weights and permutation."""
@@ -80,7 +81,7 @@ def test_permutation_identity_without_pe(n, d, seed, perm_seed):
     assert check.tokens_changed("plain") == 0
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=examples(40), deadline=None, derandomize=True)
 @given(n=st.integers(0, 50), seed=st.integers(0, 10**6))
 def test_seeded_permutation_is_a_permutation_that_moves_something(n, seed):
     perm = seeded_permutation(n, seed)
@@ -133,7 +134,7 @@ def test_repeated_word_rows_differ_in_the_output_with_glove(glove):
     np.testing.assert_allclose(plain[1], plain[4], rtol=0, atol=1e-12)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=examples(40), deadline=None, derandomize=True)
 @given(n=st.integers(1, 10), d=st.integers(2, 20), seed=st.integers(0, 10**6), shift=st.floats(-1e3, 1e3))
 def test_layer_norm_rows_have_mean_0_and_variance_1(n, d, seed, shift):
     X = np.random.default_rng(seed).normal(size=(n, d)) * 3 + shift
@@ -170,7 +171,7 @@ def test_feed_forward_matches_a_loop_over_positions(activation):
     np.testing.assert_allclose(feed_forward(H, W, activation), expected, atol=1e-12)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@settings(max_examples=examples(30), deadline=None, derandomize=True)
 @given(n=st.integers(1, 10), j=st.integers(0, 9), seed=st.integers(0, 10**6), act=st.sampled_from(["relu", "gelu"]))
 def test_changing_token_j_changes_only_ffn_row_j(n, j, seed, act):
     j = j % n

@@ -93,28 +93,99 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+# Settled: the script is not running, the page's own title and header formula are drawn (every page starts with
+# ui.common.page_header; KaTeX loads after the first paint) and no element is left over from an earlier run
+# (Streamlit marks those data-stale).
+SETTLED_JS = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  const main = document.querySelector("[data-testid='stMain']");
+  return !!main && !!main.querySelector('h1') && !!main.querySelector('.katex')
+         && !main.querySelector("[data-stale='true']");
+}"""
+
+
+def new_page(context):
+    """A page of ``context`` that keeps its app websocket (``pg.app_socket``, for rerun_after) and records dialogs
+    (``pg.dialogs``)."""
     pg = context.new_page()
+    pg.app_socket = None
+    pg.on("websocket", lambda ws: setattr(pg, "app_socket", ws) if "/_stcore/stream" in ws.url else None)
     dialogs = []
     pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     pg.dialogs = dialogs
-    yield pg
+    return pg
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield new_page(context)
     context.close()
 
 
 def wait_for_app(pg, timeout: float = 60_000) -> None:
-    """Wait until the script has finished running (Streamlit's own e2e readiness check)."""
-    pg.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
-    pg.wait_for_timeout(300)
+    """Wait until the page has settled: the script finished (Streamlit's own e2e readiness check), the page's title
+    and formulas are drawn and nothing stale is left on screen."""
+    pg.wait_for_function(SETTLED_JS, timeout=timeout)
 
 
-def open_page(pg, app_url: str, url_path: str = "", query: str = "") -> None:
-    """Go to one page of the app (its url_path, e.g. 'scaling') and wait for the script to finish."""
+def _script_finished(payload) -> bool:
+    """A server message that ends a script run (a full or a fragment run; not one cut short for a rerun)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if not isinstance(payload, bytes):
+        return False
+    msg = ForwardMsg()
+    msg.ParseFromString(payload)
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+
+
+def rerun_after(pg, action, timeout: float = 60_000) -> None:
+    """Do ``action()`` (a click, a key press) and wait for the server's message that the run it starts has finished,
+    then for the page to settle. The page must come from ``new_page`` (or the ``page`` fixture)."""
+    assert getattr(pg, "app_socket", None) is not None, "a page from new_page() keeps its app socket; this one does not"
+    with pg.app_socket.expect_event("framereceived", predicate=_script_finished, timeout=timeout):
+        action()
+    wait_for_app(pg, timeout)
+
+
+# Resolves true once the element's box, its number of SVG texts and the main area's scroll position have stayed the
+# same for 5 animation frames (a chart finished drawing or resizing, a scroll came to rest); false after 20 s.
+STILL_JS = """(el) => new Promise(resolve => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const started = performance.now();
+  let last = null, same = 0;
+  const look = () => {
+    const r = el.getBoundingClientRect();
+    const now = [r.x, r.y, r.width, r.height, el.querySelectorAll('text').length, main ? main.scrollTop : 0,
+                 window.scrollY].join();
+    same = now === last ? same + 1 : 0;
+    last = now;
+    if (same >= 5) resolve(true);
+    else if (performance.now() - started > 20000) resolve(false);
+    else requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})"""
+
+
+def wait_still(locator) -> None:
+    """Wait until what ``locator`` shows has stopped moving (see STILL_JS)."""
+    assert locator.evaluate(STILL_JS), "still moving after 20 s"
+
+
+def charts_drawn(pg, timeout: float = 60_000) -> None:
+    """Wait until every Plotly chart element on the page has drawn its SVG (Streamlit draws one as it comes into view)."""
+    pg.wait_for_function("""() => [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+        .every(c => c.querySelector('.js-plotly-plot svg.main-svg'))""", timeout=timeout)
+
+
+def open_page(pg, app_url: str, url_path: str = "", query: str = "", timeout: float = 60_000) -> None:
+    """Go to one page of the app (its url_path, e.g. 'scaling') and wait for it to settle."""
     pg.goto(f"{app_url}/{url_path}{('?' + query) if query else ''}")
-    pg.wait_for_selector("[data-testid='stApp']", timeout=60_000)
-    wait_for_app(pg)
+    pg.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+    wait_for_app(pg, timeout)
 
 
 def run_in_own_loop(coroutine_function):

@@ -1,10 +1,8 @@
 """The causal-mask page in Chromium: the generation animation's play button plays row by row, without an error."""
 
-import time
-
 import pytest
 
-from tests.browser.conftest import open_page
+from tests.browser.conftest import open_page, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -20,6 +18,22 @@ STATE_JS = """() => {
   for (const row of z) for (const v of row) if (v !== null && Number.isFinite(v)) shown += 1;
   return {frames: gd._transitionData._frames.length, active: gd._fullLayout.sliders[0].active, shown: shown};
 }"""
+
+
+# Samples the generation figure on every animation frame from now on, until it is back at the last token after
+# having shown an earlier one: window.__genSeen = [[active, shown], ...], window.__genDone once it has.
+RECORD_PLAY_JS = """(last) => {
+  const state = %s;
+  window.__genSeen = []; window.__genDone = false;
+  const sample = () => {
+    const s = state();
+    if (s) window.__genSeen.push([s.active, s.shown]);
+    const seen = window.__genSeen;
+    if (s && seen.length > 3 && s.active === last && seen.some(([a]) => a < last)) { window.__genDone = true; return; }
+    requestAnimationFrame(sample);
+  };
+  requestAnimationFrame(sample);
+}""" % STATE_JS
 
 
 def generation_state(page):
@@ -46,21 +60,17 @@ def test_generation_animation_plays(page, app_url, lang):
 
     chart = page.locator(".js-plotly-plot").filter(has=page.locator(".updatemenu-button"))
     chart.scroll_into_view_if_needed()
+    page.evaluate(RECORD_PLAY_JS, N_TOKENS - 1)
     chart.locator(".updatemenu-button").first.click()  # ▶ Play
-
-    seen = []
-    deadline = time.monotonic() + 40
-    while time.monotonic() < deadline:
-        state = generation_state(page)
-        seen.append((state["active"], state["shown"]))
-        if len(seen) > 3 and state["active"] == N_TOKENS - 1 and any(a < N_TOKENS - 1 for a, _ in seen):
-            break
-        page.wait_for_timeout(150)
+    page.wait_for_function("() => window.__genDone", timeout=40_000)
+    seen = page.evaluate("window.__genSeen")
     actives = [a for a, _ in seen]
     assert min(actives) <= 1, f"the animation restarts from the first token: {actives}"
     assert actives[-1] == N_TOKENS - 1, f"and plays to the last: {actives}"
     # every frame shows exactly the lower triangle of the rows generated so far
-    assert all(shown == (a + 1) * (a + 2) // 2 for a, shown in seen), seen
+    shown_frames = [now for before, now in zip(seen, seen[1:]) if before == now]  # on screen for 2+ paints, not
+    assert len({a for a, _ in shown_frames}) >= N_TOKENS // 2, seen                # caught mid-step
+    assert all(shown == (a + 1) * (a + 2) // 2 for a, shown in shown_frames), shown_frames
     assert errors == []
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
@@ -74,17 +84,14 @@ def test_generation_animation_plays(page, app_url, lang):
 def test_a_shorter_preset_after_a_long_one_does_not_crash(page, app_url, lang, label, cat):
     """Issue 13 item 1, as the class met it: "bank" (14 tokens) with both sliders at the end, then the shorter cat
     sentence (11 tokens): the sliders follow, the page draws, no StreamlitValueAboveMaxError."""
-    from tests.browser.conftest import wait_for_app
-
     open_page(page, app_url, "causal", f"lang={lang}&causal_preset=bank&causal_generated=14&causal_leak_pos=14")
     close_spurious_page_not_found(page)
     page.wait_for_selector(".js-plotly-plot", timeout=60_000)
     assert generation_state(page)["frames"] == 14
     page.locator("[data-testid='stSelectbox']").filter(has_text=label).first.click()  # the preset box
-    page.locator("[role='option']").filter(has_text=cat).first.click()
-    page.wait_for_timeout(500)
-    wait_for_app(page)
-    page.wait_for_timeout(1000)
+    rerun_after(page, page.locator("[role='option']").filter(has_text=cat).first.click)
+    page.wait_for_function("(n) => { const s = (%s)(); return s && s.frames === n; }" % STATE_JS, arg=11,
+                           timeout=30_000)  # the figure redrawn for the shorter sentence
     state = generation_state(page)
     assert state["frames"] == 11 and state["active"] == 10, state
     assert page.locator("[data-testid='stException']").count() == 0

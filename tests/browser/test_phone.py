@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import wait_for_app
+from tests.browser.conftest import new_page, wait_for_app, wait_still
 from tests.pages import PAGES
 
 pytestmark = pytest.mark.browser
@@ -26,7 +26,7 @@ AXIS_RANGES = """(i) => { const p = document.querySelectorAll('.js-plotly-plot')
 def phone(browser):
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
                                   device_scale_factor=2, user_agent=PHONE_UA)
-    pg = context.new_page()
+    pg = new_page(context)
     pg.cdp = context.new_cdp_session(pg)
     yield pg
     context.close()
@@ -37,9 +37,9 @@ def swipe_up(pg, x: float, y: float, distance: float = 260) -> None:
     pg.cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
     for i in range(1, 11):
         pg.cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x + 1, "y": y - distance * i / 10}]})
-        pg.wait_for_timeout(25)
+        pg.wait_for_timeout(25)  # the finger's speed (10 moves in 250 ms), not a wait for the page
     pg.cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    pg.wait_for_timeout(700)
+    wait_still(pg.locator("[data-testid='stMain']"))  # the scroll (and its momentum) has come to rest
 
 
 @pytest.mark.parametrize("url_path", [p.url_path for p in PAGES])
@@ -48,12 +48,13 @@ def test_a_swipe_over_a_chart_scrolls_the_page(phone, app_url, url_path):
     wait_for_app(phone)
     charts = phone.locator(".js-plotly-plot")
     charts.first.wait_for(timeout=60_000)
+    swiped = 0
     for i in range(min(charts.count(), 3)):
         chart = charts.nth(i)
         if phone.evaluate("(i) => document.querySelectorAll('.js-plotly-plot')[i].data.some(d => /3d$/.test(d.type))", i):
             continue  # a 3-D cloud (WebGL) still takes the swipe to turn itself: known, see the report (issue 13)
         chart.scroll_into_view_if_needed()
-        phone.wait_for_timeout(500)
+        wait_still(chart)
         box = chart.bounding_box()
         y = box["y"] + min(box["height"] * 0.75, 800)  # inside the plot, low enough to have room to swipe up
         if y < 300:
@@ -66,6 +67,8 @@ def test_a_swipe_over_a_chart_scrolls_the_page(phone, app_url, url_path):
         moved = phone.evaluate(SCROLL_TOP) - top
         assert (moved < -40) if at_end else (moved > 40), f"chart {i} on /{url_path}: the page did not scroll"
         assert phone.evaluate(AXIS_RANGES, i) == ranges, f"chart {i} on /{url_path}: the swipe zoomed the chart"
+        swiped += 1
+    assert swiped, f"/{url_path}: no chart to swipe over"
     assert phone.locator(".modebar-container .modebar").count() == 0, "no Plotly toolbar over the titles on a phone"
 
 

@@ -1,13 +1,15 @@
-"""What a projector shows (issue 13 items 2 and 3): at 1280x720 and 1920x1080, charts keep their text legible (no cell
-numbers or labels on top of each other, nothing cut at a chart's edge), and presenter mode makes what a class reads
-larger, never smaller, and cuts no label short ("...")."""
+"""What a projector shows (issue 13 items 2 and 3): every page in both languages renders with its charts and no
+exception, error or dialog; at 1280x720 and 1920x1080, charts keep their text legible (no cell numbers or labels
+on top of each other, nothing cut at a chart's edge), and presenter mode makes what a class reads larger, never
+smaller, and cuts no label short ("...")."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_page, wait_for_app
+from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_still
 from tests.pages import PAGES
+from ui.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 
@@ -35,44 +37,77 @@ CHART_TEXT_PROBLEMS = """(tolerance) => {
 
 
 def scroll_through(page) -> None:
-    """Scroll the page to its end and back (Streamlit draws a chart when it comes into view)."""
+    """Scroll the page to its end (Streamlit draws a chart when it comes into view), until every chart is drawn and
+    the page has stopped moving."""
+    main = page.locator("[data-testid='stMain']")
     height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
     for y in range(0, int(height) + 700, 600):
         page.evaluate(f"document.querySelector('[data-testid=stMain]').scrollTo(0, {y})")
-        page.wait_for_timeout(120)
-    page.wait_for_timeout(600)
+        wait_still(main)
+    charts_drawn(page)
+    for i in range(page.locator(".js-plotly-plot").count()):
+        wait_still(page.locator(".js-plotly-plot").nth(i))
 
 
 def answer_predictions(page) -> None:
-    """Answer every prediction question (its first option), so the figures it hides are drawn too."""
+    """Answer every prediction question (its first option), so the figures it hides are drawn too. (The group's
+    first <label> is its question: the first option is the first label inside the radiogroup.)"""
+    groups = page.locator("[data-testid='stRadio']:not(:has(input:checked))")
     for _ in range(4):
-        groups = page.locator("[data-testid='stRadio']:not(:has(input:checked))")
         if groups.count() == 0:
             return
-        groups.first.locator("label").first.click()
-        wait_for_app(page)
+        rerun_after(page, groups.first.locator("[role='radiogroup'] label").first.click)
+    assert groups.count() == 0, "a prediction question is still unanswered"
 
 
 @pytest.fixture
 def projector(browser, request):
     width, height = request.param
     context = browser.new_context(viewport={"width": width, "height": height})
-    pg = context.new_page()
-    yield pg
+    yield new_page(context)
     context.close()
+
+
+def assert_rendered(page) -> None:
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)  # (drawn after the run, as it comes into view)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    assert page.dialogs == []
+
+
+# Charts known to fail the check (reported to the charts' owners), by page: the title key of the chart (None for an
+# untitled chart: its index). A problem of any other chart fails the test.
+KNOWN_PROBLEMS = {
+    "qkv": ["qkv.values_title"],  # charts/library.py value_swatches: its long title is cut in a narrow column
+    "rnn": [0],  # the influence chart after the prediction: the long sentence's words overlap on its x axis
+    "glove": [("glove.bars_raw", {"query": "it"})],  # the raw-GloVe bars after the prediction: words overlap
+}
+
+
+def known_prefixes(url_path: str, lang: str) -> list[str]:
+    """How CHART_TEXT_PROBLEMS starts a problem of each known chart (its title's first characters: it may wrap)."""
+    strings = load_strings(lang)
+    prefixes = []
+    for known in KNOWN_PROBLEMS.get(url_path, []):
+        key, values = known if isinstance(known, tuple) else (known, {})
+        prefixes.append(f"chart {key}: " if isinstance(key, int) else strings[key].format(**values)[:12])
+    return prefixes
 
 
 @pytest.mark.parametrize("projector", [(1280, 720)], indirect=True)
 @pytest.mark.parametrize("lang", ["en", "ja"])
-@pytest.mark.parametrize("url_path", [p.url_path for p in PAGES if p.url_path != "qkv"] + [pytest.param(
-    "qkv", marks=pytest.mark.xfail(reason="charts/qkv.py value_swatches: its long title is cut at the chart's edge "
-                                          "in a narrow column (QKV area, issue 13 item 2)", strict=False))])
-def test_chart_text_is_legible_at_1280x720(projector, app_url, url_path, lang):
+@pytest.mark.parametrize("url_path", [p.url_path for p in PAGES])
+def test_every_page_renders_and_its_chart_text_is_legible_at_1280x720(projector, app_url, url_path, lang):
     open_page(projector, app_url, url_path, f"lang={lang}")
+    assert_rendered(projector)
     answer_predictions(projector)
     scroll_through(projector)
-    assert projector.locator(".js-plotly-plot").count() >= 1
-    assert projector.evaluate(CHART_TEXT_PROBLEMS, 2) == []
+    assert_rendered(projector)
+    problems = projector.evaluate(CHART_TEXT_PROBLEMS, 2)
+    known = [p for p in problems if any(p.startswith(prefix) for prefix in known_prefixes(url_path, lang))]
+    assert [p for p in problems if p not in known] == []
+    if known:
+        pytest.xfail(f"known (KNOWN_PROBLEMS): {known[:2]}")
 
 
 FORTY_WORDS = "+".join(["the", "animal", "did", "not", "cross", "street", "because", "it", "was", "tired"] * 4)

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_page, wait_for_app
+from tests.browser.conftest import new_page, open_page, rerun_after, wait_still
 
 pytestmark = pytest.mark.browser
 
@@ -62,8 +62,7 @@ FURNITURE_PROBLEMS = """(el) => {
 def sized(browser, request):
     width, height = request.param
     context = browser.new_context(viewport={"width": width, "height": height})
-    pg = context.new_page()
-    yield pg
+    yield new_page(context)
     context.close()
 
 
@@ -74,8 +73,7 @@ def test_no_chart_title_or_label_is_cut_or_overlapping(sized, presenter, app_url
     page = sized
     open_page(page, app_url, "", f"lang={lang}")
     open_page(page, app_url, "scaling", f"lang={lang}" + ("&presenter=true" if presenter else ""))
-    page.locator("[data-testid='stMain'] [data-testid='stRadio'] [role='radiogroup'] label").first.click()  # reveal
-    wait_for_app(page)
+    rerun_after(page, page.locator("[data-testid='stMain'] [data-testid='stRadio'] [role='radiogroup'] label").first.click)  # reveal
     charts = page.locator(".js-plotly-plot")
     expect(charts).to_have_count(5, timeout=30_000)
     anim = charts.filter(has=page.locator("g.updatemenu-button")).first
@@ -85,7 +83,7 @@ def test_no_chart_title_or_label_is_cut_or_overlapping(sized, presenter, app_url
     for i in range(charts.count()):
         chart = charts.nth(i)
         chart.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        wait_still(chart)
         assert chart.evaluate(FURNITURE_PROBLEMS) == [], f"chart {i}"
     assert page.locator("[data-testid='stException']").count() == 0
 
@@ -113,8 +111,7 @@ def test_a_control_inside_the_fragment_still_writes_the_link(page, app_url):
     open_page(page, app_url, "scaling", "lang=en")
     thumb = page.locator("[data-testid='stMain'] [data-testid='stSlider'] input[type='range']").first  # d, 64
     thumb.focus()
-    page.keyboard.press("End")
-    wait_for_app(page)
+    rerun_after(page, lambda: page.keyboard.press("End"))  # a fragment run ends like a full one
     page.wait_for_function("() => location.search.includes('scaling_d=1024')", timeout=15_000)
     expect(page.locator("[data-testid='stMetricValue']").nth(0)).not_to_have_text("", timeout=15_000)
     assert page.locator("[data-testid='stException']").count() == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_page, wait_for_app
+from tests.browser.conftest import new_page, open_page, rerun_after
 from ui.i18n import Translator
 
 pytestmark = pytest.mark.browser
@@ -39,11 +39,10 @@ def close_spurious_page_not_found(page):
 
 
 def type_into(page, label: str, text: str) -> None:
+    """Type ``text`` into the box and wait for the run it starts to end and the page to settle."""
     box = page.get_by_label(label, exact=True)
     box.fill(text)
-    box.press("Enter")
-    page.wait_for_timeout(300)
-    wait_for_app(page)
+    rerun_after(page, lambda: box.press("Enter"))
 
 
 def main_text(page) -> str:
@@ -54,9 +53,10 @@ def main_text(page) -> str:
 def test_hostile_text_renders_as_text_and_runs_nothing(page, app_url, name):
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    open_page(page, app_url, "causal", CAUSAL_CUSTOM)
+    open_page(page, app_url, "causal", CAUSAL_CUSTOM)  # settled: title and the page's own formulas drawn
     close_spurious_page_not_found(page)
     before = page.evaluate(INJECTED_JS)
+    assert before["katex"] >= 1, "the page's own formula is drawn before counting"
     payload = PAYLOADS[name]
     type_into(page, EN("causal.text_label"), payload)
 
@@ -73,8 +73,6 @@ def test_hostile_text_renders_as_text_and_runs_nothing(page, app_url, name):
     for word in {"script": ["script", "alert"], "img_onerror": ["onerror", "src"],
                  "markdown_link": ["javascript", "bold"], "latex": ["$", "z"]}[name]:
         assert word in shown, word
-    page.wait_for_timeout(500)  # an onerror handler would have fired by now
-    assert page.dialogs == []
 
 
 def glove_sentence(page, text: str) -> None:
@@ -91,22 +89,19 @@ def test_two_browsers_never_see_each_others_sentence(browser, app_url):
     """Two contexts (two students) on the GloVe page, each with its own sentence, taking turns."""
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
     try:
-        a, b = (context.new_page() for context in contexts)
-        dialogs = []
+        a, b = (new_page(context) for context in contexts)
         for pg in (a, b):
-            pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             open_page(pg, app_url, "glove")
             close_spurious_page_not_found(pg)
         glove_sentence(a, "the cat sat on the mat because it was tired")
         glove_sentence(b, "the dog ran to the park because it was happy")
-        a.get_by_role("button", name=EN("glove.reroll")).click()  # a runs again after b's change
-        wait_for_app(a)
+        rerun_after(a, a.get_by_role("button", name=EN("glove.reroll")).click)  # a runs again after b's change
         for pg, mine, theirs in ((a, "cat", "dog"), (b, "dog", "cat")):
             box = pg.get_by_label(EN("glove.sentence_label"), exact=True)
             assert mine in box.input_value() and theirs not in box.input_value()
             words = words_on_screen(pg).split(":", 1)[1].split("·")
             assert mine in [w.strip() for w in words] and theirs not in [w.strip() for w in words], words
-        assert dialogs == []
+        assert a.dialogs == [] and b.dialogs == []
     finally:
         for context in contexts:
             context.close()

@@ -2,7 +2,9 @@
 
 import pytest
 
-from tests.browser.conftest import open_page, wait_for_app
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.browser.conftest import open_page, rerun_after, wait_for_app, wait_still
 
 pytestmark = pytest.mark.browser
 
@@ -32,24 +34,40 @@ def open_lesson(page, app_url, query: str = "") -> None:
         dialog.wait_for(state="detached", timeout=10_000)
 
 
-def click_token(page, column: float, index: int) -> None:
-    """Click the marker of token ``index`` in the query (column 0) or key (column 1) column of the token-lines chart."""
-    page.wait_for_selector(CHART + " .nsewdrag", timeout=30_000)
-    page.locator(CHART).scroll_into_view_if_needed()
-    page.wait_for_timeout(800)  # let Plotly attach its hover/click handlers after drawing
-    x, y = page.evaluate(POINT_JS, [column, index])
-    page.mouse.move(x, y)
-    page.wait_for_timeout(200)
-    page.mouse.click(x, y)
-
-
-def wait_selected(page, label: str) -> None:
+def wait_selected(page, label: str, timeout: float = 30_000) -> None:
     page.wait_for_function(
         "([sel, want]) => { const el = document.querySelector(sel); return el && el.value === want; }",
-        arg=[SELECTED, label], timeout=30_000,
+        arg=[SELECTED, label], timeout=timeout,
     )
     wait_for_app(page)
     page.wait_for_selector(CHART, timeout=30_000)
+
+
+def click_token(page, column: float, index: int, label: str) -> None:
+    """Click the marker of token ``index`` in the query (column 0) or key (column 1) column of the token-lines chart,
+    and wait until the token box shows ``label``. A click that lands before Plotly has bound its click handler
+    selects nothing: the click is tried again (up to three times) rather than after a fixed pause."""
+    page.wait_for_selector(CHART + " .nsewdrag", timeout=30_000)
+    page.locator(CHART).scroll_into_view_if_needed()
+    wait_still(page.locator(CHART))
+    for attempt in range(3):
+        x, y = page.evaluate(POINT_JS, [column, index])
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        try:
+            wait_selected(page, label, timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+
+
+def choose_token(page, label: str) -> None:
+    """The keyboard path: type the token into the token box and press Enter."""
+    page.locator(SELECTED).click()
+    page.keyboard.type(label.split(" ")[0])
+    rerun_after(page, lambda: page.keyboard.press("Enter"))
+    wait_selected(page, label)
 
 
 def assert_no_error(page) -> None:
@@ -64,8 +82,7 @@ def test_clicking_a_query_marker_selects_the_token_and_redraws_the_lines(page, a
     before = page.evaluate(LINES_JS)
     assert before and all(y0 == 8 for y0, _, _ in before)
 
-    click_token(page, 0.0, 0)  # 猫, the first token in the query column
-    wait_selected(page, "猫 (1)")
+    click_token(page, 0.0, 0, "猫 (1)")  # the first token in the query column
     after = page.evaluate(LINES_JS)
     assert after != before
     assert all(y0 == 0 for y0, _, _ in after)  # every line now starts at the clicked token
@@ -77,19 +94,15 @@ def test_clicking_a_key_marker_selects_it_and_the_selectbox_still_works(page, ap
     open_lesson(page, app_url, "lang=ja&sa_preset=animal")  # the preset's id (ui.common.url_selectbox)
     assert page.locator(SELECTED).input_value() == "it (8)"
 
-    click_token(page, 1.0, 10)  # "tired", in the key column
-    wait_selected(page, "tired (11)")
+    click_token(page, 1.0, 10, "tired (11)")  # in the key column
     lines = page.evaluate(LINES_JS)
-    assert all(y0 == 10 for y0, _, _ in lines)
+    assert lines and all(y0 == 10 for y0, _, _ in lines)
 
     # the keyboard path: choose a token in the selectbox, then click the same marker again
-    page.locator(SELECTED).click()
-    page.keyboard.type("animal")
-    page.keyboard.press("Enter")
-    wait_selected(page, "animal (2)")
-    assert all(y0 == 1 for y0, _, _ in page.evaluate(LINES_JS))
-    click_token(page, 1.0, 10)
-    wait_selected(page, "tired (11)")
+    choose_token(page, "animal (2)")
+    lines = page.evaluate(LINES_JS)
+    assert lines and all(y0 == 1 for y0, _, _ in lines)
+    click_token(page, 1.0, 10, "tired (11)")
     assert_no_error(page)
 
 
@@ -108,7 +121,8 @@ def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
     sel = "[class*='st-key-sa_head_box_'] .js-plotly-plot"
     page.wait_for_function("(s) => document.querySelectorAll(s).length === 3", arg=sel, timeout=30_000)
     page.locator(sel).first.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
+    for i in range(3):
+        wait_still(page.locator(sel).nth(i))
     boxes = page.evaluate(HEAD_PLOT_JS, sel)
     assert len(boxes) == 3
     for box in boxes:
@@ -123,11 +137,7 @@ def test_going_back_to_the_default_token_shows_no_bad_link_toast(page, app_url):
     """Issue 13 item 5: token 猫, then それ (the default) again: no "The link's setting ... is not valid" toast."""
     open_lesson(page, app_url)
     for label in ("猫 (1)", "それ (9)"):
-        page.locator(SELECTED).click()
-        page.keyboard.type(label.split(" ")[0])
-        page.keyboard.press("Enter")
-        wait_selected(page, label)
-    page.wait_for_timeout(1000)
+        choose_token(page, label)  # (a toast would be drawn by the run that rerun_after waited for)
     toasts = page.locator("[data-testid='stToast']")
     assert toasts.count() == 0, toasts.all_inner_texts()
     assert "sa_token" not in page.url

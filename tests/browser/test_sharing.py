@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_core.self_attention import load_self_attention, preset_heads
-from tests.browser.conftest import open_page, wait_for_app
+from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -20,8 +20,7 @@ def choose(page, label: str, option: str) -> None:
     """Open the selectbox whose label starts with ``label`` and pick ``option``."""
     box = page.get_by_test_id("stSelectbox").filter(has_text=label)
     box.get_by_role("combobox").click()
-    page.get_by_role("option", name=option, exact=True).click()
-    wait_for_app(page)
+    rerun_after(page, page.get_by_role("option", name=option, exact=True).click)
 
 
 def view_of(page) -> dict:
@@ -60,10 +59,11 @@ def test_copied_url_reopens_the_same_view(page, app_url, browser):
     choose(page, "選択中のトークン", f"{hanako.tokens[0]} (1)")
     thumb = page.locator("[data-testid='stMain'] input[type='range']").first
     thumb.focus()
-    for _ in range(4):
+    for _ in range(3):
         thumb.press("ArrowLeft")
-    wait_for_app(page)
+    rerun_after(page, lambda: thumb.press("ArrowLeft"))  # (the run of the last key press is the one that counts)
     page.wait_for_url(re.compile(r"sa_cutoff=0\.7(&|$)"), timeout=10_000)
+    wait_for_app(page)
     url = page.url
     assert {"sa_preset=hanako", "sa_token=0", "sa_cutoff=0.7", "lang=ja"} <= set(url.split("?")[1].split("&"))
     before = view_of(page)
@@ -71,7 +71,7 @@ def test_copied_url_reopens_the_same_view(page, app_url, browser):
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        fresh = other.new_page()
+        fresh = new_page(other)
         fresh.goto(url)
         fresh.wait_for_selector("[data-testid='stApp']", timeout=60_000)
         fresh.locator("[data-testid='stMain'] input[type='range']").first.wait_for(timeout=60_000)
@@ -100,9 +100,7 @@ def test_presenter_mode_enlarges_figure_text_in_dark_theme(page, app_url):
 # --- Back/Forward: one history entry per page change, and Back restores the view (issue 13 item 7) -----------------
 def open_patiently(page, app_url: str, url_path: str, query: str = "") -> None:
     """open_page with room for a cold server (GloVe loading) on a busy machine."""
-    page.goto(f"{app_url}/{url_path}{('?' + query) if query else ''}")
-    page.wait_for_selector("[data-testid='stApp']", timeout=180_000)
-    wait_for_app(page, timeout=180_000)
+    open_page(page, app_url, url_path, query, timeout=180_000)
 
 
 def history_length(page) -> int:
@@ -110,8 +108,7 @@ def history_length(page) -> int:
 
 
 def go_to_page(page, name: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click()
-    wait_for_app(page)
+    rerun_after(page, page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -129,19 +126,16 @@ def test_page_change_is_one_history_entry_and_back_restores_the_view(page, app_u
 
     go_to_page(page, nav["nav.causal"])
     page.wait_for_url(re.compile(r"/causal"), timeout=10_000)
-    page.wait_for_timeout(500)
     assert history_length(page) == length + 1, "one entry per page change"
     assert ("lang=ja" in page.url) == (lang == "ja")
 
-    page.go_back()
+    rerun_after(page, page.go_back)  # (the old page stays on screen, settled, until the new run has drawn)
     page.wait_for_url(re.compile(r"/self-attention"), timeout=10_000)
-    wait_for_app(page)
     assert page.url == before_url
     assert view_of(page) == before, "Back restores the previous view with its settings"
 
-    page.go_forward()
+    rerun_after(page, page.go_forward)
     page.wait_for_url(re.compile(r"/causal"), timeout=10_000)
-    wait_for_app(page)
     assert page.get_by_test_id("stException").count() == 0
 
 
@@ -158,7 +152,8 @@ def test_no_request_leaves_the_machine(page, app_url):
     for lang in ("en", "ja"):
         for info in PAGES:
             open_patiently(page, app_url, info.url_path, "lang=ja" if lang == "ja" else "")
-            page.wait_for_timeout(500)
+            charts_drawn(page)  # the charts' own requests (fonts, images) are made while they draw
+            page.wait_for_load_state("networkidle")
     icon = page.evaluate("document.querySelector(\"link[rel~='icon']\")?.href || ''")
     assert urlparse(icon).hostname in ("127.0.0.1", "localhost"), icon
     assert outside == []
