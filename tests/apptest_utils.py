@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from tests.pages import HOME, PAGES, page
+from tests.pages import HOME, page
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
@@ -53,12 +53,6 @@ def open_page(section: str, lang: str = "en", query: dict | None = None, timeout
     assert_page_drawn(at, section, (query or {}).get("lang", lang))
     at.opening_toasts = toasts
     return at
-
-
-def run_page(file: str, lang: str = "en", timeout: float = 60, query: dict | None = None) -> AppTest:
-    """Deprecated: ``open_page`` by section. Kept for tests outside tests/test_*_page.py that still name a file."""
-    section = next(p.section for p in PAGES if p.file == file)
-    return open_page(section, lang, query=query, timeout=timeout)
 
 
 def plotly_figures(at: AppTest) -> list[dict]:

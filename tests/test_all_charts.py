@@ -5,6 +5,8 @@ asked for: values, labels, ranges, the highlighted row, hidden cells, titles."""
 
 from __future__ import annotations
 
+import json
+
 import importlib
 import inspect
 import pkgutil
@@ -22,6 +24,7 @@ from charts.matrix import attention_heatmap, heatmap_height
 from charts.rnn import influence_chart, memory_probe_chart
 from charts.style import ACCENT, MASKED_GREY, SECOND
 from charts.tokens import LINE_TRACE_PREFIX, token_lines
+from charts.pretrained import model_view
 from charts.transformer import feature_heatmap
 from tests.apptest_utils import decode_array
 from ui.display import presenter_spec, touch_spec
@@ -94,7 +97,26 @@ def _chart_builders() -> set:
 
 
 def test_the_cases_cover_every_chart_builder():
-    assert {builder for builder, _, _ in CASES.values()} == _chart_builders()
+    assert {builder for builder, _, _ in CASES.values()} | set(VEGA_LITE) == _chart_builders()
+
+
+# Builders of Vega-Lite specs (st.vega_lite_chart): validated by Altair against the Vega-Lite schema instead.
+VEGA_LITE = {
+    model_view: (["[CLS]", "the", "animal", "it", "[SEP]"], 6, 12, (3, 1)),
+}
+
+
+@pytest.mark.parametrize("builder", list(VEGA_LITE), ids=lambda b: b.__name__)
+def test_vega_lite_specs_pass_the_schema(builder):
+    import altair as alt
+
+    spec = builder(*VEGA_LITE[builder], layer_label="L", head_label="H", query_label="query", key_label="key",
+                   value_label="weight", title="t")
+    (alt.LayerChart if "layer" in spec else alt.Chart).from_dict(spec)  # raises on a property the schema lacks
+    broken = json.loads(json.dumps(spec))
+    (broken["layer"][0] if "layer" in broken else broken)["mark"] = {"type": "rectangle"}
+    with pytest.raises(Exception):
+        (alt.LayerChart if "layer" in broken else alt.Chart).from_dict(broken)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -1,6 +1,8 @@
 """AppTest: the entry point runs, and every page renders in both languages with no exception."""
 
 import numpy as np
+from pathlib import Path
+
 import pytest
 
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
@@ -68,7 +70,9 @@ def test_open_page_catches_a_test_that_draws_another_page():
     from tests.pages import page
 
     at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page(page("qkv").file).run()
-    with pytest.raises(AssertionError, match="asked for 'qkv'"):
-        assert_page_drawn(at, "qkv")
+    lesson = page("pretrained")  # a page whose url_path ("trained-model") is not its file's name
+    assert lesson.url_path != Path(lesson.file).stem
+    at.switch_page(lesson.file).run()
+    with pytest.raises(AssertionError, match="asked for 'pretrained'"):
+        assert_page_drawn(at, "pretrained")
     assert_page_drawn(at, "home")

@@ -232,7 +232,7 @@ def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
     (presenter on, a phone's touch variant), each dict any page got is still exactly what it was when built."""
     import ui.display
     import ui.figures as figures
-    from tests.apptest_utils import run_page
+    from tests.apptest_utils import open_page
     from tests.pages import PAGES
 
     handed_out = []
@@ -245,10 +245,10 @@ def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
 
     monkeypatch.setattr(figures, "_figure_dict", recording)
     for page in PAGES:
-        run_page(page.file)
+        open_page(page.section)
     monkeypatch.setattr(ui.display, "on_touch_device", lambda: True)
     for page in PAGES:
-        at = run_page(page.file, query={"presenter": "true"})
+        at = open_page(page.section, query={"presenter": "true"})
         at.run()
     assert len(handed_out) >= 30
     for spec, built in handed_out:

@@ -9,7 +9,7 @@ import pytest
 from attention_core.glove_pretrained import candidates, choice_weights, picked_head, two_way_accuracy, two_way_rows
 from attention_core.glove_pronouns import PronounSentence, load_pronoun_dataset
 from attention_core.pretrained import attention_maps, load_model
-from tests.apptest_utils import assert_clean, run_page
+from tests.apptest_utils import assert_clean, open_page
 from ui.i18n import load_strings
 
 
@@ -55,9 +55,10 @@ def test_choice_weights_are_the_pronouns_row_where_every_word_is_one_token():
     np.testing.assert_allclose(got[1], got[0][..., ::-1], rtol=1e-6)
 
 
+@pytest.mark.pages
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_after_training_the_page_puts_both_heads_side_by_side(lang):
-    at = run_page("lessons/glove.py", lang)
+    at = open_page("glove", lang)
     at.radio(key="glove_predict").set_value(3).run()
     at.button(key="glove_train").click().run()
     assert_clean(at)

@@ -15,9 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 import attention_core.pretrained as pretrained
 from attention_core.pretrained import INSTALL_COMMAND, PACKAGE, attention_maps
-from tests.apptest_utils import APP, assert_clean, decode_array, plotly_figures
+from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
 from tests.pages import PAGES
 from ui.common import MAX_CHARS
+
+pytestmark = pytest.mark.pages
 
 FILE = "lessons/pretrained.py"
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
@@ -29,18 +31,8 @@ def strings(lang: str) -> dict:
         return tomllib.load(fh)
 
 
-def open_lesson(lang: str = "en", query: dict | None = None, file: str = FILE, timeout: float = 300) -> AppTest:
-    """Run the frame first, then switch to the page, and check the page drawn is the one asked for."""
-    at = AppTest.from_file(APP, default_timeout=timeout)
-    at.query_params["lang"] = lang
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    if file != "lessons/home.py":
-        at.switch_page(file).run()
-    if file == FILE:
-        assert at.title and at.title[0].value == strings(lang)["title"], [x.value for x in at.title]
-    return at
+def open_lesson(lang: str = "en", query: dict | None = None) -> AppTest:
+    return open_page("pretrained", lang, query=query, timeout=300)
 
 
 def answer(at: AppTest) -> AppTest:
@@ -239,7 +231,7 @@ def test_missing_package_says_how_to_install_it(no_model_package, lang):
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.file != FILE], ids=[p.section for p in PAGES if p.file != FILE])
 def test_every_other_page_works_without_the_model_package(no_model_package, page):
-    at = open_lesson(file=page.file)
+    at = open_page(page.section, timeout=300)
     assert_clean(at)
     assert at.get("plotly_chart")
     assert plotly_figures(at)

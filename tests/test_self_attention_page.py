@@ -398,6 +398,6 @@ def test_csv_downloads_have_a_bom_and_headers_in_the_page_language(lang, monkeyp
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_hand_designed_heads_point_to_the_measured_ones(lang):
     """After the heads, a link to lesson 8 asks (without answering) whether training grows such heads."""
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
     assert links == [((EN if lang == "en" else JA)["self_attention.trained_heads_link"], "trained-model")]

