@@ -31,7 +31,12 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                    "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
 }
 # The rest of the link that makes a widget show (a sentence box shows only for "Type my own").
-SHOWN_WITH = {"rnn_text": {"rnn_preset": "custom"}, "causal_text": {"causal_preset": "custom"}}
+SHOWN_WITH = {"rnn_text": {"rnn_preset": "custom"}, "causal_text": {"causal_preset": "custom"},
+              "pretrained_text": {"pretrained_preset": "custom"}}
+# What a learner does before a widget shows (lesson 8 draws its heads once both predictions are answered).
+ANSWERS = (("pretrained_predict", 1), ("pretrained_switch_predict", 1))
+SHOWN_AFTER = {key: ANSWERS for key in ("pretrained_layer", "pretrained_head", "pretrained_token", "pretrained_from",
+                                        "pretrained_to")}
 IMPLIED = {"rnn_preset": "custom"}  # a link with a sentence of its own opens "Type my own" (the rnn page)
 FRAME_KEYS = {"lang", "presenter"}
 BAD_VALUES = {
@@ -70,11 +75,20 @@ def takes(value, text: str) -> bool:
 _defaults: dict[tuple, dict] = {}
 
 
-def defaults(section: str, context: dict) -> dict:
-    """Widget values of the page opened with only ``context`` in its link (once per page and context)."""
-    cache_key = (section, tuple(sorted(context.items())))
+def opened(section: str, query: dict, answers=()):
+    """open_page, then the learner's answers (radio key, option); ``opening_toasts`` gathers every run's toasts."""
+    at = open_page(section, query=query)
+    for key, option in answers:
+        at.radio(key=key).set_value(option).run()
+        at.opening_toasts += [toast.value for toast in at.toast]
+    return at
+
+
+def defaults(section: str, context: dict, answers=()) -> dict:
+    """Widget values of the page opened with only ``context`` in its link (once per page, context and answers)."""
+    cache_key = (section, tuple(sorted(context.items())), answers)
     if cache_key not in _defaults:
-        _defaults[cache_key] = widget_values(open_page(section, query=context))
+        _defaults[cache_key] = widget_values(opened(section, context, answers))
     return _defaults[cache_key]
 
 
@@ -82,10 +96,10 @@ def defaults(section: str, context: dict) -> dict:
 @pytest.mark.parametrize(("section", "key", "case"), CASES, ids=[f"{k}-{c}" for _, k, c in CASES])
 def test_malformed_link_parameter_falls_back(section, key, case):
     value = BAD_VALUES[case]
-    context = SHOWN_WITH.get(key, {})
-    at = open_page(section, query={**context, key: value})
+    context, answers = SHOWN_WITH.get(key, {}), SHOWN_AFTER.get(key, ())
+    at = opened(section, {**context, key: value}, answers)
     assert_nothing_broken(at, allowed_words=(value,) if value.isalpha() else ())
-    shown, default = widget_values(at), defaults(section, context)
+    shown, default = widget_values(at), defaults(section, context, answers)
     assert key in default, f"{key} is not drawn on {section} (with {context})"
     assert key in shown, f"{key}={value[:40]!r} took the widget off {section}"
     took = takes(shown[key], value)

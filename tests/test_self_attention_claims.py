@@ -144,3 +144,11 @@ def test_the_dict_shortcuts_give_the_builders_json(preset):
             assert _json(outline_row(swap_matrix(first, heads[k], f"head {k}"), row)) == _json(expected)
     with pytest.raises(ValueError):
         swap_matrix(first, np.eye(3), "wrong shape")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_hand_designed_heads_point_to_the_measured_ones(lang):
+    """After the heads, a link to lesson 8 asks (without answering) whether training grows such heads."""
+    at = open_page("self_attention", lang)
+    links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
+    assert links == [(load_strings(lang)["self_attention.trained_heads_link"], "trained-model")]

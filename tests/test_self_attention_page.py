@@ -393,11 +393,3 @@ def test_csv_downloads_have_a_bom_and_headers_in_the_page_language(lang, monkeyp
     parts = multi_head_parts(preset_heads(DATA.by_id("cat"), DATA.rule_score))
     np.testing.assert_allclose([float(x) for x in mix[1].split(",")[1:]],
                                np.concatenate([parts.concat[0], parts.output[0]]), atol=1e-6)
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_the_hand_designed_heads_point_to_the_measured_ones(lang):
-    """After the heads, a link to lesson 8 asks (without answering) whether training grows such heads."""
-    at = open_page(PAGE, lang)
-    links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
-    assert links == [((EN if lang == "en" else JA)["self_attention.trained_heads_link"], "trained-model")]

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention_core.attention import MAX_SEED
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
 from ui.common import csv_download, heatmap_axes
@@ -37,7 +38,7 @@ def section_map(t: Translator) -> None:
 def section_demo(t: Translator) -> None:
     """Seeded random Q, K, V for five tokens -> the attention weights as a heat map, a table and a CSV."""
     st.subheader(t("home.demo_title"))
-    seed = st.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="home_seed",
+    seed = st.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1, key="home_seed",
                            bind="query-params")
     rng = np.random.default_rng(int(seed))
     Q, K, V = (rng.normal(size=(len(DEMO_TOKENS), 4)) for _ in range(3))

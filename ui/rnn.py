@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+from attention_core.attention import MAX_SEED
 from attention_core.glove import embed
 from attention_core.rnn import influence_profile, sequential_steps
 from attention_core.rnn_probe import best_case_memory, first_length_below, last_length_at_least, memory_probe
@@ -104,7 +105,7 @@ def model_controls(t) -> tuple[int, float, int]:
         bind="query-params",
     )
     seed = st.number_input(
-        t("common.seed"), min_value=0, max_value=2**31 - 1, value=d["seed"], step=1, help=t("rnn.seed_help"),
+        t("common.seed"), min_value=0, max_value=MAX_SEED, value=d["seed"], step=1, help=t("rnn.seed_help"),
         key="rnn_seed", bind="query-params",
     )
     return int(hidden), round(float(radius), 4), int(seed)

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
+from attention_core.attention import MAX_SEED
 from attention_core.scaling import (
     DIM_CHOICES, KEY_RANGE, NEXT_WORD_SCORES, SAMPLE_COUNT, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES,
     TEMPERATURE_CHOICES, density_histogram, logit_variance, normal_curve, prefix_weights, random_query_keys,
@@ -77,7 +78,7 @@ def controls(t) -> Controls:
     tau = c_tau.select_slider(t(f"{S}.tau"), options=list(TEMPERATURE_CHOICES), value=1.0, key="scaling_tau",
                               bind="query-params")
     n_keys = c_keys.slider(t(f"{S}.n_keys"), KEY_RANGE[0], KEY_RANGE[1], 8, key="scaling_keys", bind="query-params")
-    seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
+    seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1,
                                key="scaling_seed", bind="query-params")
     return Controls(int(d), bool(scale), float(tau), int(n_keys), int(seed))
 

@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+from attention_core.attention import MAX_SEED
 from attention_core.glove import embed, split_known
 from attention_core.self_attention import (
     HEADS, MULTI_HEAD_SEED, SELF_PREFERENCE_SEEDS, glove_self_attention, lines_to_keep, load_self_attention, matrix_csv,
@@ -221,7 +222,7 @@ def section_glove(t, preset_id: str, cutoff: float) -> None:
     c_text, c_mode, c_seed = st.columns([2, 2, 1], vertical_alignment="bottom")
     c_text.button(t(f"{S}.use_preset"), on_click=_use_preset_text, key="sa_use_preset")
     random_qk = c_mode.toggle(t(f"{S}.random"), value=False, key="sa_random", bind="query-params")
-    seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1, key="sa_seed",
+    seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1, key="sa_seed",
                                bind="query-params", disabled=not random_qk)
     if not revealed:  # said next to the text box, so a sentence typed first is not met by silence
         st.info(t(f"{S}.answer_first"), icon=":material/arrow_upward:")

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 
+from attention_core.attention import MAX_SEED
 from attention_core.causal import replacement_vector
 from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model, parameter_count
 from attention_core.transformer import (
@@ -98,7 +99,7 @@ def section_order(t, s: Sentence) -> None:
         st.info(t("transformer.one_token"))
         return
     perm_seed = int(st.columns([1, 3])[0].number_input(
-        t("transformer.perm_seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
+        t("transformer.perm_seed"), min_value=0, max_value=MAX_SEED, value=0, step=1,
         help=t("transformer.perm_seed_help"), key="transformer_perm", bind="query-params"))
     check = shuffled(X, seed, perm_seed)
     st.markdown(t("transformer.shuffled", order=" ".join(safe[i] for i in check.perm)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention_core.attention import MAX_SEED
 from attention_core.causal import RANDOM_DIM, random_word_vectors
 from attention_core.glove import embed, split_known
 from ui.common import glove_vectors, sentence_tokens, show_unknown
@@ -23,7 +24,7 @@ def vector_controls(t, section: str, glove_column, seed_column) -> tuple[bool, i
     """The GloVe / random toggle and the seed (keys ``<section>_glove``, ``<section>_seed``) -> (use_glove, seed)."""
     use_glove = glove_column.toggle(t(f"{section}.use_glove"), value=True, help=t(f"{section}.use_glove_help"),
                                     key=f"{section}_glove", bind="query-params")
-    seed = int(seed_column.number_input(t("common.seed"), min_value=0, max_value=2**31 - 1, value=0, step=1,
+    seed = int(seed_column.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1,
                                         help=t(f"{section}.seed_help"), key=f"{section}_seed", bind="query-params"))
     return use_glove, seed
 
