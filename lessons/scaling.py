@@ -19,6 +19,7 @@ def experiment() -> None:
 
 t = translator()
 page_header(t, "scaling", FORMULA)
+revealed = scaling.section_prediction(t)
 experiment()
-scaling.section_table(t)
+scaling.section_table(t, revealed)
 scaling.section_temperature(t)

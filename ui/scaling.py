@@ -145,10 +145,16 @@ def section_animation(t, c: Controls) -> None:
 
 
 @guarded_fragment
-def section_table(t) -> None:
-    """The table over every d: revealed once the learner has committed to a prediction (computed at start)."""
+def section_prediction(t) -> bool:
+    """The question, asked before any chart (the charts below would answer it); True once answered."""
+    return predict_then_reveal(t, S, 4, 4, key="scaling_predict")
+
+
+def section_table(t, revealed: bool) -> None:
+    """The table over every d: shown once the learner has committed to the prediction (computed at start)."""
     st.subheader(t(f"{S}.table_header"))
-    if not predict_then_reveal(t, S, 4, 4, key="scaling_predict"):
+    if not revealed:
+        st.caption(t(f"{S}.table_after_prediction"))
         return
     with st.spinner(t(f"{S}.computing", draws=TABLE_DRAWS)):
         sweep = table()
