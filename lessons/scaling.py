@@ -19,7 +19,6 @@ def experiment() -> None:
 
 t = translator()
 page_header(t, "scaling", FORMULA)
-revealed = scaling.section_prediction(t)
 experiment()
-scaling.section_table(t, revealed)
+scaling.section_table(t)
 scaling.section_temperature(t)

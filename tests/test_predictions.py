@@ -6,6 +6,7 @@ Earlier pages (the home page's map) are read in full."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1.element_tree import Block
@@ -20,8 +21,8 @@ QUESTIONS = {
     "qkv": ("qkv_predict", 3, {"en": ["blend", "every book's contents", "in proportion to its share", "in proportion to their shares", "not a pick",
                                       "just one book"],
                                "ja": ["混ぜ", "すべての本の中身", "取り分に応じて", "一冊だけ選ばなくて"]}),
-    "scaling": ("scaling_predict", 4, {"en": ["one-hot", "collapse", "practically 1", "0.9"],
-                                       "ja": ["one-hot", "集中", "ほぼ 1", "0.9"]}),
+    "scaling": ("scaling_predict", 4, {"en": ["nearly one-hot", "collapse", "practically 1", "0.9"],
+                                       "ja": ["ほぼ one-hot", "集中", "ほぼ 1", "0.9"]}),
     "causal": ("causal_predict", 1, {"en": ["100 % to itself", "attends 100", "only to itself"],
                                      "ja": ["自分自身に 100", "100 % アテンション"]}),
     "transformer": ("transformer_predict", 1, {"en": ["only shuffles", "just at the word's new position", "as a *set*"],
@@ -36,12 +37,23 @@ def _walk(node, out: list, stop_key: str) -> bool:
     if node.type == "radio" and getattr(node, "key", None) == stop_key:
         return True
     if node.type == "plotly_chart":
-        out.append(json.dumps(json.loads(node.proto.spec), ensure_ascii=False))
+        out.extend(_chart_words(json.loads(node.proto.spec)))
     elif isinstance(getattr(node, "value", None), str):
         out.append(node.value)
     elif node.type in ("dataframe", "table"):
         out.append(str(node.value))
     return False
+
+
+def _chart_words(spec) -> list[str]:
+    """The words a chart shows: every "text", "name" and title string in it (its data arrays are left out: an
+    animation's frames are the experiment itself, not a sentence that answers the question)."""
+    if isinstance(spec, dict):
+        found = [v for k, v in spec.items() if k in ("text", "name", "title") and isinstance(v, str)]
+        return found + [w for k, v in spec.items() if k not in ("x", "y", "z", "customdata") for w in _chart_words(v)]
+    if isinstance(spec, list):
+        return [w for item in spec for w in _chart_words(item)]
+    return []
 
 
 def shown_before(at, radio_key: str) -> str:
@@ -84,3 +96,18 @@ def test_the_home_page_map_asks_what_each_lesson_answers(lang):
     assert len(shown.split("\n")) == len(claims)
     for section, (_, _, facts) in QUESTIONS.items():
         assert [fact for fact in facts[lang] if fact in shown] == [], section
+
+
+def _pattern(text: str):
+    """A locale text with its {placeholders} as wildcards: which of two texts a shown caption was made from."""
+    return re.compile(".+?".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", text)), re.S)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_animation_caption_keeps_the_unscaled_numbers_for_after_the_answer(lang):
+    strings = load_strings(lang)
+    before, after = _pattern(strings["scaling.anim_caption_before"]), _pattern(strings["scaling.anim_caption"])
+    at = open_page("scaling", lang)
+    assert [bool(after.fullmatch(c.value)) for c in at.caption if before.fullmatch(c.value) or after.fullmatch(c.value)] == [False]
+    at.radio(key="scaling_predict").set_value(4).run()
+    assert [bool(after.fullmatch(c.value)) for c in at.caption if before.fullmatch(c.value) or after.fullmatch(c.value)] == [True]

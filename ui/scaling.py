@@ -141,20 +141,24 @@ def section_animation(t, c: Controls) -> None:
                                   play=t(f"{S}.play"), pause=t(f"{S}.pause")), key="scaling_anim")
     firsts = {f"{tag}{dim}": at_d(frames[scale_on], dim) for tag, scale_on in (("u", False), ("s", True))
               for dim in (4, 1024)}
-    st.caption(t(f"{S}.anim_caption", n=c.n_keys, tau=num(c.tau), **firsts))
+    # The unscaled weight at d = 1024 answers the question below: its numbers wait for the answer.
+    st.caption(t(f"{S}.anim_caption" if answered() else f"{S}.anim_caption_before", n=c.n_keys, tau=num(c.tau),
+                 **firsts))
+
+
+PREDICTION = "scaling_predict"  # the question's radio (in the table section, below the experiment)
+
+
+def answered() -> bool:
+    """True once the learner has answered the question below (the animation's caption waits for it)."""
+    return st.session_state.get(PREDICTION) is not None
 
 
 @guarded_fragment
-def section_prediction(t) -> bool:
-    """The question, asked before any chart (the charts below would answer it); True once answered."""
-    return predict_then_reveal(t, S, 4, 4, key="scaling_predict")
-
-
-def section_table(t, revealed: bool) -> None:
-    """The table over every d: shown once the learner has committed to the prediction (computed at start)."""
+def section_table(t) -> None:
+    """The question, then the table over every d once the learner has committed to an answer (computed at start)."""
     st.subheader(t(f"{S}.table_header"))
-    if not revealed:
-        st.caption(t(f"{S}.table_after_prediction"))
+    if not predict_then_reveal(t, S, 4, 4, key=PREDICTION):
         return
     with st.spinner(t(f"{S}.computing", draws=TABLE_DRAWS)):
         sweep = table()
