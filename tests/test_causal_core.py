@@ -1,4 +1,4 @@
-"""attention_core.causal against independent references: naive loops with math.exp, exact identities, properties."""
+"""Attention_core.causal against independent references: naive loops with math.exp, exact identities, properties."""
 
 import csv
 import io
@@ -225,7 +225,7 @@ def test_glove_vectors_work_too(glove):
 
 @pytest.mark.parametrize("use_glove", [True, False])
 def test_without_the_mask_row_i_sees_token_i_plus_1_with_it_never(use_glove, glove):
-    """The page's claim (issue 12 item 4): training without the mask would be cheating. At the page's defaults
+    """The page's claim: training without the mask would be cheating. At the page's defaults
     (GloVe or random vectors, seed 0, the replacement word "dog") changing token i+1 moves output row i when there is
     no mask, and leaves it bit-for-bit unchanged under the causal mask, for every i."""
     from attention_core.glove import embed

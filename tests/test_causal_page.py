@@ -264,7 +264,7 @@ def _sliders_valid(at):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_sentence_long_short_one_word_long_in_one_session(lang):
-    """Issue 13 item 1: the sliders follow the sentence (presets and typed text), never StreamlitValueAboveMaxError."""
+    """The sliders follow the sentence (presets and typed text), never StreamlitValueAboveMaxError."""
     at = open_clean(lang)
     answer(at)
     at.selectbox(key="causal_preset").set_value("bank").run()
@@ -297,7 +297,7 @@ def test_sentence_long_short_one_word_long_in_one_session(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_japanese_text_says_the_vectors_are_english_only(lang):
-    """Issue 13 item 10: Japanese typed into a GloVe page draws nothing of "。" and says the vectors are English-only."""
+    """Japanese typed into a GloVe page draws nothing of "。" and says the vectors are English-only."""
     at = open_clean(lang)
     use_text(at, "猫がマットの上に座った。")
     assert not plotly_figures(at), "no chart of 。"
@@ -314,7 +314,7 @@ def test_japanese_text_says_the_vectors_are_english_only(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_csv_downloads_have_a_bom_and_the_right_headers(lang, monkeypatch):
-    """Issue 13 item 8: UTF-8 with a BOM; the matrices keep English snake_case headers, the leak table is translated."""
+    """UTF-8 with a BOM; the matrices keep English snake_case headers, the leak table is translated."""
     files = recorded_downloads(monkeypatch)
     at = open_clean(lang)
     buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}

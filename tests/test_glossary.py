@@ -1,4 +1,4 @@
-"""Japanese terminology and punctuation (issue 12 item 7): locales/glossary.toml names one Japanese term per concept
+"""Japanese terminology and punctuation: locales/glossary.toml names one Japanese term per concept
 and its forbidden variants; every Japanese UI text is checked against it and against the full-width punctuation rules.
 """
 

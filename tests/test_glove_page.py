@@ -162,7 +162,7 @@ def test_query_and_target_words(X):
     ("     ", "Type a sentence first"),
     ("xqzzyv blorptang fnordle", "at least two words"),
     ("😀 🙃 🐱", "at least two words"),
-    ("猫がマットの上に座った。それは満足そうだった。", "English-only"),  # not a chart of "。" (issue 13 item 10)
+    ("猫がマットの上に座った。それは満足そうだった。", "English-only"),  # not a chart of "。"
     ("猫が座った。", "at least two words"),
     ("it", "at least two words"),
     ("the the the", "at least two different words"),
@@ -286,7 +286,7 @@ def _tracked(at):
 
 
 def test_sentence_long_short_one_word_long_in_one_session():
-    """Issue 13 items 1 and 6: query and target follow the sentence; the boxes show the words the page computes."""
+    """Query and target follow the sentence; the boxes show the words the page computes."""
     at = open_clean()
     at.selectbox(key="glove_target").set_value("street").run()
     at.selectbox(key="glove_query").set_value("tired").run()

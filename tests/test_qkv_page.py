@@ -198,7 +198,7 @@ def test_moving_a_slider_makes_it_your_own_question_and_a_preset_restores_it():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_output_row_shows_empty_cells_and_the_csv_has_a_bom(lang, monkeypatch):
-    """Issue 13 items 10 and 8: no "None" in the output row; the CSV is UTF-8 with a BOM, headers in the page's language."""
+    """No "None" in the output row; the CSV is UTF-8 with a BOM, headers in the page's language."""
     files = recorded_downloads(monkeypatch)
     at = go_to(open_page(PAGE, lang), 3)
     table = at.dataframe[0].value

@@ -1,4 +1,4 @@
-"""Every claim the RNN page's text makes, computed from the core at the page's default settings (issue 12 item 2).
+"""Every claim the RNN page's text makes, computed from the core at the page's default settings.
 
 Also: the best case against an independent reference, the probe's reduced sizes against the old larger ones, float32
 against float64, and the chart dicts against plotly.graph_objects validation.
@@ -130,7 +130,7 @@ def test_orthogonal_matrix_is_orthogonal_and_seeded():
     assert not np.allclose(Q, orthogonal_matrix(16, 1))
 
 
-# --- the experiment's size and precision (issue 11) ------------------------------------------------------------------
+# --- the experiment's size and precision ------------------------------------------------------------------
 
 def test_smaller_probe_keeps_the_conclusion_of_the_larger_one():
     small = probe()
@@ -191,7 +191,7 @@ def test_chart_dicts_validate_as_plotly_figures():
     assert fig.layout.yaxis.type == "log" and list(fig.data[0].customdata[0]) == ["a", 2]
 
 
-# --- the fast influence path (issue 11) ---------------------------------------------------------------------------
+# --- the fast influence path ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("hidden", [1, 32, 256])
 @pytest.mark.parametrize("radius", [0.1, 0.9, 2.0])
@@ -220,7 +220,7 @@ def test_fast_influence_profile_matches_the_float64_jacobians(hidden, radius):
 
 
 def test_one_step_can_stretch_but_the_chain_shrinks_at_the_defaults():
-    """predict_why: W_h's largest singular value is above 1 (one step can stretch), its powers shrink like rho^k."""
+    """Predict_why: W_h's largest singular value is above 1 (one step can stretch), its powers shrink like rho^k."""
     W_h = elman_weights(50, DEFAULTS["hidden"], DEFAULTS["radius"], DEFAULTS["seed"]).W_h
     assert np.linalg.svd(W_h, compute_uv=False)[0] > 1
     k = 60

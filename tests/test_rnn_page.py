@@ -201,7 +201,7 @@ def use_text(at, text: str):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_long_short_one_word_long_in_one_session(lang, glove):
-    """Issue 13 item 1: the page follows the sentence through presets and typed text in one session."""
+    """The page follows the sentence through presets and typed text in one session."""
     at = open_page(PAGE, lang)
     reveal(at)
     at.slider(key="rnn_hidden").set_value(256).run()

@@ -1,4 +1,4 @@
-"""What the scaling page's sentences claim, computed from the core at the page's defaults (issue 12, items 3 and 11).
+"""What the scaling page's sentences claim, computed from the core at the page's defaults.
 
 - "what to try": with scaling on, one query's largest weight still moves with d, while its distribution (the
   table's mean largest weight) stays put.
@@ -128,7 +128,7 @@ def test_the_sampling_chart_and_its_caption(lang):
 
 
 def test_the_intro_numbers_hold_at_d_1024():
-    """explain: standard deviation 32, about one score in eight beyond +-50; a gap of 10 is a factor of ~22,000."""
+    """Explain: standard deviation 32, about one score in eight beyond +-50; a gap of 10 is a factor of ~22,000."""
     import math
 
     from scipy.stats import norm

@@ -145,7 +145,7 @@ def test_wrong_prediction_still_reveals_with_the_explanation():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_csv_has_a_bom_and_keeps_english_snake_case_headers(lang, monkeypatch):
-    """Issue 13 item 8: scaling_table.csv is UTF-8 with a BOM, its headers English snake_case in both languages."""
+    """Scaling_table.csv is UTF-8 with a BOM, its headers English snake_case in both languages."""
     files = recorded_downloads(monkeypatch)
     at = open_page(PAGE, lang)
     at.radio(key="scaling_predict").set_value(4).run()

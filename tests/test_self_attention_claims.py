@@ -1,4 +1,4 @@
-"""Lesson 3: every claim the page's text makes, computed from the core at the page's default settings (issue 12).
+"""Lesson 3: every claim the page's text makes, computed from the core at the page's default settings.
 
 - The prediction's answer (sa_predict, en + ja): with Q = K = X, "it" gives its LARGEST weight to itself, but not
   MOST of its weight; that self-preference comes from Q = K and disappears with random W_Q != W_K.

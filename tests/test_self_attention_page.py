@@ -263,7 +263,7 @@ def test_a_broken_link_falls_back_cleanly():
     assert 0.05 <= at.slider(key="sa_cutoff").value <= 1.0
 
 
-# ---- multi-head: three heads, concatenated, mixed by W_O (issue 12 item 10) ----------------------------------
+# ---- multi-head: three heads, concatenated, mixed by W_O ----------------------------------
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_heads_are_coreference_syntax_previous_word_and_follow_the_token(lang):
@@ -312,7 +312,7 @@ def test_concatenation_and_w_o_show_shapes_and_the_selected_row(lang):
     np.testing.assert_allclose(output, np.round(parts.output, 3), atol=1e-12)
 
 
-# ---- issue 13: one session, widgets follow the sentence; the state is said next to the text box ---------------
+# ---- one session, widgets follow the sentence; the state is said next to the text box ---------------
 
 def test_token_and_sections_follow_preset_changes_in_one_session():
     at = open_page(PAGE)

@@ -194,7 +194,7 @@ def test_presenter_mode_hides_long_texts_and_keeps_controls(page, lang):
             assert axis.get("tickfont", {}).get("size", 16) >= 16
 
 
-# --- no false "bad link" notice (issue 13 item 5) -------------------------------------------------------------------
+# --- no false "bad link" notice -------------------------------------------------------------------
 # (page, picker, a non-default choice, the default): a person picks another choice, then goes back to the default.
 BACK_TO_DEFAULT = [
     ("self_attention", "sa_token", 1, 8),  # 猫 (or "cat"), then それ ("it"), the preset's pronoun
@@ -235,7 +235,7 @@ def test_a_bad_link_is_still_reported_after_the_page_was_used():
     assert toasts(at) == []
 
 
-# --- what a control shows is what the page computes with (issue 13 item 6) ------------------------------------------
+# --- what a control shows is what the page computes with ------------------------------------------
 class ShownChoices:
     """What the browser shows in each keyed radio and selectbox.
 
@@ -267,7 +267,7 @@ class ShownChoices:
         self.labels = labels
 
     def mismatches(self, at) -> dict:
-        """key -> (shown, computed with) wherever they differ."""
+        """Key -> (shown, computed with) wherever they differ."""
         out = {}
         for w in self._widgets(at):
             label = self.labels.get(w.key)

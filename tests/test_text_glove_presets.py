@@ -89,7 +89,7 @@ def test_missing_preset_file(tmp_path):
 
 
 def test_one_sentence_one_tokenisation_across_pages(glove):
-    """Issue 12 item 6: GloVe 6B (Stanford tokenizer) has "n't" as a word (and "did", "not"), not "didn't": so
+    """GloVe 6B (Stanford tokenizer) has "n't" as a word (and "did", "not"), not "didn't": so
     "didn't" -> "did" "n't" everywhere. The self-attention page's GloVe section and the GloVe page start from the
     same sentence, get the same tokens, and the same raw row of "it" (17.9 % on itself)."""
     from attention_core.glove_rows import raw_row

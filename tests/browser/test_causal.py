@@ -80,7 +80,7 @@ def test_generation_animation_plays(page, app_url, lang):
 
 @pytest.mark.parametrize("lang, cat", [("en", "The cat sat on the mat ..."), ("ja", "猫がマットに座った…（英語）")])
 def test_a_shorter_preset_after_a_long_one_does_not_crash(page, app_url, lang, cat):
-    """Issue 13 item 1, as the class met it: "bank" (14 tokens) with both sliders at the end, then the shorter cat
+    """As a class met it: "bank" (14 tokens) with both sliders at the end, then the shorter cat
     sentence (11 tokens): the sliders follow, the page draws, no StreamlitValueAboveMaxError."""
     open_page(page, app_url, "causal", f"lang={lang}&causal_preset=bank&causal_generated=14&causal_leak_pos=14")
     close_spurious_page_not_found(page)

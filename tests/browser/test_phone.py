@@ -1,4 +1,4 @@
-"""A 390x844 phone (issue 13 item 4): a swipe over a chart scrolls the page and leaves the chart's axes as they were;
+"""A 390x844 phone: a swipe over a chart scrolls the page and leaves the chart's axes as they were;
 the chart toolbar is hidden (it covered titles); a formula wider than the screen scrolls instead of being cut."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_a_swipe_over_a_chart_scrolls_the_page(phone, app_url, url_path):
     for i in range(min(charts.count(), 3)):
         chart = charts.nth(i)
         if phone.evaluate("(i) => document.querySelectorAll('.js-plotly-plot')[i].data.some(d => /3d$/.test(d.type))", i):
-            continue  # a 3-D cloud (WebGL) still takes the swipe to turn itself: known, see the report (issue 13)
+            continue  # a 3-D cloud (WebGL) still takes the swipe to turn itself: known, see the report
         chart.scroll_into_view_if_needed()
         wait_still(chart)
         box = chart.bounding_box()

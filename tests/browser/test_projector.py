@@ -1,4 +1,4 @@
-"""What a projector shows (issue 13 items 2 and 3): every page in both languages renders with its charts and no
+"""What a projector shows: every page in both languages renders with its charts and no
 exception, error or dialog; at 1280x720 and 1920x1080, charts keep their text legible (no cell numbers or labels
 on top of each other, nothing cut at a chart's edge), and presenter mode makes what a class reads larger, never
 smaller, and cuts no label short ("...")."""
@@ -124,7 +124,7 @@ def test_a_40_token_sentence_keeps_its_heat_maps_legible(projector, app_url, url
     assert projector.evaluate(CHART_TEXT_PROBLEMS, 2) == []
 
 
-# --- presenter mode: larger, never smaller, and nothing cut short (issue 13 item 3) -------------------------------
+# --- presenter mode: larger, never smaller, and nothing cut short -------------------------------
 
 FONT_SIZES = """() => {
   const px = (sel) => { const e = [...document.querySelectorAll(sel)].find(e => e.getBoundingClientRect().width > 0);

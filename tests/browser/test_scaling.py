@@ -37,7 +37,7 @@ def test_play_button_sweeps_d_from_4_to_1024(page, app_url, lang):
 
 
 # Text of one chart's furniture (panel titles, figure title, slider labels, play/pause) that overlaps other such
-# text, or reaches past the chart's edge (issue 13 items 3 and 4: titles cut at the top, "d = 1024" cut at the right,
+# text, or reaches past the chart's edge (titles cut at the top, "d = 1024" cut at the right,
 # titles on top of each other on a phone).
 FURNITURE_PROBLEMS = """(el) => {
   const svg = el.querySelector('svg.main-svg').getBoundingClientRect();

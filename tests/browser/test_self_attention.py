@@ -114,7 +114,7 @@ HEAD_PLOT_JS = """(sel) => Array.from(document.querySelectorAll(sel)).map(gd => 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
-    """Issue 13 item 2: the three head maps were ~50 px wide at 1280x720; now each has a minimum width and a row
+    """The three head maps were ~50 px wide at 1280x720; now each has a minimum width and a row
     that is too narrow wraps."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_lesson(page, app_url, f"lang={lang}")
@@ -134,7 +134,7 @@ def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
 
 
 def test_going_back_to_the_default_token_shows_no_bad_link_toast(page, app_url):
-    """Issue 13 item 5: token 猫, then それ (the default) again: no "The link's setting ... is not valid" toast."""
+    """Token 猫, then それ (the default) again: no "The link's setting ... is not valid" toast."""
     open_lesson(page, app_url)
     for label in ("猫 (1)", "それ (9)"):
         choose_token(page, label)  # (a toast would be drawn by the run that rerun_after waited for)

@@ -97,9 +97,9 @@ def test_presenter_mode_enlarges_figure_text_in_dark_theme(page, app_url):
     assert max(channels) < 80, background  # still the dark theme: presenter mode changes sizes, not colours
 
 
-# --- Back/Forward: one history entry per page change, and Back restores the view (issue 13 item 7) -----------------
+# --- Back/Forward: one history entry per page change, and Back restores the view -----------------
 def open_patiently(page, app_url: str, url_path: str, query: str = "") -> None:
-    """open_page with room for a cold server (GloVe loading) on a busy machine."""
+    """Open_page with room for a cold server (GloVe loading) on a busy machine."""
     open_page(page, app_url, url_path, query, timeout=180_000)
 
 
@@ -139,7 +139,7 @@ def test_page_change_is_one_history_entry_and_back_restores_the_view(page, app_u
     assert page.get_by_test_id("stException").count() == 0
 
 
-# --- offline: nothing leaves the machine (issue 13 item 9) ----------------------------------------------------------
+# --- offline: nothing leaves the machine ----------------------------------------------------------
 def test_no_request_leaves_the_machine(page, app_url):
     from urllib.parse import urlparse
 
