@@ -173,6 +173,8 @@ def test_presenter_mode_is_larger_and_cuts_no_label(projector, app_url, url_path
     open_page(projector, app_url, url_path, f"lang={lang}")
     normal = projector.evaluate(FONT_SIZES)
     open_page(projector, app_url, url_path, f"lang={lang}&presenter=true")
+    # The page can settle a moment before the presenter style sheet applies: wait for it (fails after 30 s).
+    projector.wait_for_function(f"(n) => ({FONT_SIZES})()['paragraph'] > n", arg=normal["paragraph"], timeout=30_000)
     presenter = projector.evaluate(FONT_SIZES)
     assert presenter["paragraph"] > normal["paragraph"], "presenter mode is on"
     compared = {name: (normal[name], presenter[name]) for name in normal if normal[name] and presenter[name]}
