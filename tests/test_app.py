@@ -76,3 +76,18 @@ def test_open_page_catches_a_test_that_draws_another_page():
     with pytest.raises(AssertionError, match="asked for 'pretrained'"):
         assert_page_drawn(at, "pretrained")
     assert_page_drawn(at, "home")
+
+
+def test_sci_writes_powers_of_ten_like_a_textbook():
+    from ui.i18n import sci
+    assert sci(1.7e-07) == "1.7 × 10⁻⁷"
+    assert sci(4.123e-6, 3) == "4.12 × 10⁻⁶"
+    assert sci(2.5e12) == "2.5 × 10¹²"
+    assert sci(3.0) == "3.0"
+    assert float(sci(-6.02e23, 3).replace(" × 10", "e").translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"))) == -6.02e23
+
+
+def test_lists_inside_a_sentence_use_the_languages_separator():
+    from ui.i18n import Translator
+    assert Translator("en").join(["a", "b", "c"]) == "a, b, c"
+    assert Translator("ja").join(["猫", "マット"]) == "猫、マット"

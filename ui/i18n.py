@@ -50,3 +50,19 @@ class Translator:
 
     def has(self, key: str) -> bool:
         return key in self.strings
+
+    def join(self, items) -> str:
+        """["a", "b"] -> "a, b" in English, "a、b" in Japanese: a list inside a sentence of this language."""
+        return self("common.list_separator").join(str(item) for item in items)
+
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """1.7e-07 -> "1.7 × 10⁻⁷" (``digits`` significant digits): how a page writes a very small or large number."""
+    mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
+    power = int(exponent)
+    if power == 0:
+        return mantissa
+    return f"{mantissa} × 10{str(power).translate(_SUPERSCRIPTS)}"
