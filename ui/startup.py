@@ -3,7 +3,9 @@
 ``start()`` runs at the top of streamlit_app.py on every script run and does its work on the first one only:
 - the runtime fix for resumed sessions (ui/runtime_fixes.py says what it fixes);
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
-- lesson 4's seed-independent table, computed in a background thread while the first visitors read.
+- in one background thread, while the first visitors read: lesson 4's seed-independent table, then lesson 8's
+  results on its built-in sentences for the trained model and its untrained twin (whose weights live only while
+  they are computed). A page that asks before they are ready waits for the same computation.
 ``glove()`` is the one process-lifetime resource loaded on first use (a process that serves only pages without
 word vectors never pays for it); once loaded, everything alive is moved out of the cyclic GC for good
 (``gc.freeze``): .streamlit/config.toml turns off Streamlit's full collection after every run, and Python's own
@@ -12,8 +14,11 @@ collections then skip these permanent objects.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
@@ -21,12 +26,109 @@ from attention_core.glove import load_glove
 from attention_core.scaling import sweep_table
 from ui.runtime_fixes import skip_file_watchers_on_resume
 
+if TYPE_CHECKING:
+    from attention_core.pretrained_sets import PretrainedSets, SetResults
+
 SCALING_TABLE_SEED = 0  # the table is the statistical answer, not one seed's draw: one fixed seed, shared by everyone
+PRETRAINED_TWIN_SEED = 0  # lesson 8's control: one seeded twin, the same for every session
+
+
+class Background:
+    """One value computed at most once per process, in a daemon thread; ``result()`` waits for it.
+
+    ``start()`` and ``result()`` may be called from any thread, any number of times: the first call starts the
+    computation, every caller waits for that one. A computation that raised is tried again by the next call
+    (e.g. lesson 8's model package installed after a failed start); one that succeeded never runs again.
+    """
+
+    def __init__(self, name: str, compute: Callable[[], Any]):
+        self.name = name
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._attempt: _Attempt | None = None
+        self.runs = 0  # how many times the computation was started (read by the tests)
+
+    def start(self) -> None:
+        """Start the computation unless it is running or done (returns at once)."""
+        self._current()
+
+    def ready(self) -> bool:
+        """True once the value is computed (result() then returns at once)."""
+        attempt = self._attempt
+        return attempt is not None and attempt.done.is_set() and attempt.error is None
+
+    def result(self) -> Any:
+        """-> the value, computed in the background (started here if need be); raises what the computation raised."""
+        attempt = self._current()
+        attempt.done.wait()
+        if attempt.error is not None:
+            raise attempt.error
+        return attempt.value
+
+    def _current(self) -> _Attempt:
+        with self._lock:
+            attempt = self._attempt
+            if attempt is None or (attempt.done.is_set() and attempt.error is not None):
+                attempt = self._attempt = _Attempt()
+                self.runs += 1
+                threading.Thread(target=self._run, args=(attempt,), name=self.name, daemon=True).start()
+            return attempt
+
+    def _run(self, attempt: _Attempt) -> None:
+        try:
+            attempt.value = self._compute()
+        except Exception as exc:  # noqa: BLE001 - handed to every caller of result(), whose page shows a message
+            attempt.error = exc
+        finally:
+            attempt.done.set()
+
+
+class _Attempt:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class PretrainedResults:
+    """Lesson 8 on its built-in sets (attention_core.pretrained_sets.SetResults): the sets, the trained model's
+    results and the untrained twin's."""
+
+    sets: PretrainedSets
+    trained: SetResults
+    twin: SetResults
+
+
+def _scaling_table() -> dict:
+    return sweep_table(SCALING_TABLE_SEED)
+
+
+def _pretrained_results() -> PretrainedResults:
+    # imported here, in the thread: the first page does not wait for these modules
+    from attention_core.pretrained import build_twin, load_model
+    from attention_core.pretrained_sets import load_pretrained_sets, set_results
+
+    sets = load_pretrained_sets()
+    trained = set_results(load_model(), sets)
+    twin = set_results(build_twin(PRETRAINED_TWIN_SEED), sets)  # the twin's weights (~86 MB) are freed on return
+    _return_freed_memory()
+    return PretrainedResults(sets, trained, twin)
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap's freed pages back to the system (glibc's malloc_trim; elsewhere nothing): glibc keeps them,
+    and half of the twin's weights would stay in the process's memory for good."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
 
 _lock = threading.Lock()
 _started = False
-_table_done = threading.Event()
-_table: dict = {}
+SCALING_TABLE = Background("scaling-table", _scaling_table)
+PRETRAINED_RESULTS = Background("pretrained-results", _pretrained_results)
 
 
 def start() -> None:
@@ -38,7 +140,17 @@ def start() -> None:
         _started = True
     skip_file_watchers_on_resume()
     _limit_blas_threads()
-    threading.Thread(target=_compute_scaling_table, name="scaling-table", daemon=True).start()
+    threading.Thread(target=_precompute, name="precompute", daemon=True).start()
+
+
+def _precompute() -> None:
+    """One after the other, so the two never take both cores from the first visitors; each is shared with any
+    page that asks for it first (Background.result)."""
+    for background in (SCALING_TABLE, PRETRAINED_RESULTS):
+        try:
+            background.result()
+        except Exception:  # noqa: BLE001 - the page that needs it shows the message (lesson 8 without its package)
+            pass
 
 
 def _limit_blas_threads() -> None:
@@ -47,22 +159,20 @@ def _limit_blas_threads() -> None:
     threadpool_limits(limits=1, user_api="blas")  # process-wide, kept for the process's life
 
 
-def _compute_scaling_table() -> None:
-    try:
-        _table["table"] = sweep_table(SCALING_TABLE_SEED)
-    except Exception as exc:  # noqa: BLE001 - handed to the caller of scaling_table(), whose page shows a message
-        _table["error"] = exc
-    finally:
-        _table_done.set()
-
-
 def scaling_table() -> dict:
     """The sweep_table columns at SCALING_TABLE_SEED (read-only: shared by every session); waits until computed."""
     start()
-    _table_done.wait()
-    if "error" in _table:
-        raise RuntimeError("the scaling table could not be computed") from _table["error"]
-    return _table["table"]
+    try:
+        return SCALING_TABLE.result()
+    except Exception as exc:
+        raise RuntimeError("the scaling table could not be computed") from exc
+
+
+def pretrained_results() -> PretrainedResults:
+    """Lesson 8's results on its built-in sets (read-only: shared by every session); waits until computed. Raises
+    what computing them raised (ModelUnavailable without the model package, PresetError for a broken data file)."""
+    start()
+    return PRETRAINED_RESULTS.result()
 
 
 @st.cache_resource(show_spinner=False)
