@@ -209,7 +209,8 @@ def parameter_count(weights: BertWeights) -> int:
 # Inside, activations are feature-major, x.T of shape (d, tokens): each linear layer is then W @ x.T with the stored
 # (out, in) weights as they lie, which OpenBLAS runs faster at a few dozen tokens than x @ W.T, and a sentence's
 # heads are a plain reshape (d, n) -> (heads, size, n), no copy. Several sentences side by side are one matrix of
-# all their tokens: one pass over the weights for all of them (attention alone is sentence by sentence).
+# all their tokens: one pass over the weights for all of them (attention alone is sentence by sentence). Every
+# step writes into arrays made once per pass (_Scratch): a fresh array of this size per step costs page faults.
 
 # Eigen's rational approximation of erf for float32 (an odd numerator over an even denominator, the argument
 # clamped to +-4, where float32's erf is already +-1): within 7e-8 of erf in exact arithmetic.
@@ -220,42 +221,54 @@ _ERF_DENOMINATOR = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438
                     -1.42647390514189e-02)  # z^8, z^6, ..., z^0
 
 
-def erf_float32(x: np.ndarray) -> np.ndarray:
-    """x: (...) -> same shape float32 erf(x), a few float32 ulp from the exact value; a new array."""
+def _erf_float32_into(z: np.ndarray, out: np.ndarray, z2: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """z: (...) float32, clamped in place -> ``out`` = erf(z); z2 and q: scratch of the same shape."""
     f = np.float32
-    z = np.clip(np.asarray(x, dtype=np.float32), f(-_ERF_CLAMP), f(_ERF_CLAMP))
-    z2 = z * z
-    p = z2 * f(_ERF_NUMERATOR[0])
-    p += f(_ERF_NUMERATOR[1])
+    np.minimum(z, f(_ERF_CLAMP), out=z)
+    np.maximum(z, f(-_ERF_CLAMP), out=z)
+    np.multiply(z, z, out=z2)
+    np.multiply(z2, f(_ERF_NUMERATOR[0]), out=out)
+    out += f(_ERF_NUMERATOR[1])
     for c in _ERF_NUMERATOR[2:]:
-        p *= z2
-        p += f(c)
-    p *= z
-    q = z2 * f(_ERF_DENOMINATOR[0])
+        out *= z2
+        out += f(c)
+    out *= z
+    np.multiply(z2, f(_ERF_DENOMINATOR[0]), out=q)
     q += f(_ERF_DENOMINATOR[1])
     for c in _ERF_DENOMINATOR[2:]:
         q *= z2
         q += f(c)
-    p /= q
-    return p
+    out /= q
+    return out
+
+
+def erf_float32(x: np.ndarray) -> np.ndarray:
+    """x: (...) -> same shape float32 erf(x), a few float32 ulp from the exact value; a new array."""
+    z = np.array(x, dtype=np.float32)
+    return _erf_float32_into(z, np.empty_like(z), np.empty_like(z), np.empty_like(z))
+
+
+def _gelu_float32_into(x: np.ndarray, out: np.ndarray, z: np.ndarray, z2: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """x: (...) float32 -> ``out`` = gelu(x) (out may be x itself); z, z2, q: scratch of the same shape."""
+    np.multiply(x, np.float32(1 / math.sqrt(2)), out=z)
+    phi = _erf_float32_into(z, q if out is x else out, z2, z if out is x else q)
+    phi += np.float32(1)
+    phi *= np.float32(0.5)
+    np.multiply(phi, x, out=out)
+    return out
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """x: (...) -> same shape x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), the exact form BERT uses; a new array.
 
-    float32 goes through erf_float32 (one ufunc per step, no scipy); other dtypes through scipy's erf.
+    float32 goes through erf_float32's approximation (a few ufuncs, no scipy); other dtypes through scipy's erf.
     """
-    one = x.dtype.type
     if x.dtype == np.float32:
-        phi = erf_float32(x * one(1 / math.sqrt(2)))
-    else:
-        from scipy.special import erf  # only the float64 checks need it: the app's float32 path imports no scipy
+        return _gelu_float32_into(x, np.empty_like(x), np.empty_like(x), np.empty_like(x), np.empty_like(x))
+    from scipy.special import erf  # only the float64 checks need it: the app's float32 path imports no scipy
 
-        phi = erf(x * one(1 / math.sqrt(2)))
-    phi += one(1)
-    phi *= one(0.5)
-    phi *= x
-    return phi
+    one = x.dtype.type
+    return x * (one(0.5) * (one(1) + erf(x * one(1 / math.sqrt(2)))))
 
 
 def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -266,11 +279,13 @@ def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) ->
     return centred / np.sqrt(variance + x.dtype.type(eps)) * gain + bias
 
 
-def _layer_norm_columns(xt: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """xt: (d, N) -> the same array, each column (one token) normalised in place as layer_norm does a row."""
+def _layer_norm_columns(xt: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float,
+                        square: np.ndarray) -> np.ndarray:
+    """xt: (d, N) -> the same array, each column (one token) normalised in place as layer_norm does a row;
+    square: scratch (d, N)."""
     average = np.full(xt.shape[0], 1 / xt.shape[0], dtype=xt.dtype)  # a BLAS product: faster and closer than mean(0)
     xt -= average @ xt
-    scale = average @ (xt * xt)
+    scale = average @ np.multiply(xt, xt, out=square)
     scale += xt.dtype.type(eps)
     np.sqrt(scale, out=scale)
     xt /= scale
@@ -293,11 +308,19 @@ def _softmax_rows_in_place(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
-def _linear(w: np.ndarray, b: np.ndarray, xt: np.ndarray) -> np.ndarray:
-    """w: (out, in), b: (out,), xt: (in, N) -> (out, N) = W x.T + b: a linear layer, feature-major."""
-    y = w @ xt
-    y += b[:, None]
-    return y
+def _linear(w: np.ndarray, b: np.ndarray, xt: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """w: (out, in), b: (out,), xt: (in, N) -> ``out`` (out, N) = W x.T + b: a linear layer, feature-major."""
+    np.matmul(w, xt, out=out)
+    out += b[:, None]
+    return out
+
+
+class _Scratch:
+    """The arrays one forward pass writes into, made once and reused by every layer: (d, N) and (d_ff, N)."""
+
+    def __init__(self, d: int, d_ff: int, tokens: int, dtype):
+        self.q, self.k, self.v, self.context, self.h, self.square = np.empty((6, d, tokens), dtype=dtype)
+        self.ffn, self.z, self.z2, self.poly = np.empty((4, d_ff, tokens), dtype=dtype)
 
 
 def embed(weights: BertWeights, ids: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
@@ -308,16 +331,15 @@ def embed(weights: BertWeights, ids: np.ndarray, positions: np.ndarray | None = 
 
 
 def _attention(layer: LayerWeights, xt: np.ndarray, spans: list[slice], key_biases: list[np.ndarray],
-               attentions: list[np.ndarray], num_heads: int) -> np.ndarray:
-    """xt: (d, N), one slice of the N tokens per sentence -> context.T (d, N); each sentence's weights
-    (heads, n, n) are written into its ``attentions`` array."""
-    d, total = xt.shape
+               attentions: list[np.ndarray], num_heads: int, s: _Scratch) -> np.ndarray:
+    """xt: (d, N), one slice of the N tokens per sentence -> context.T (d, N) (in s.context); each sentence's
+    weights (heads, n, n) are written into its ``attentions`` array."""
+    d = xt.shape[0]
     size = d // num_heads
-    q = _linear(layer.query_w, layer.query_b, xt)
+    q = _linear(layer.query_w, layer.query_b, xt, s.q)
     q *= xt.dtype.type(1 / math.sqrt(size))
-    k = _linear(layer.key_w, layer.key_b, xt)
-    v = _linear(layer.value_w, layer.value_b, xt)
-    context = np.empty_like(xt)
+    k = _linear(layer.key_w, layer.key_b, xt, s.k)
+    v = _linear(layer.value_w, layer.value_b, xt, s.v)
     for span, key_bias, out in zip(spans, key_biases, attentions):
         n = span.stop - span.start
 
@@ -327,19 +349,27 @@ def _attention(layer: LayerWeights, xt: np.ndarray, spans: list[slice], key_bias
         scores = np.matmul(heads(q).transpose(0, 2, 1), heads(k), out=out)  # (heads, n, n)
         scores += key_bias
         _softmax_rows_in_place(scores)
-        np.matmul(heads(v), scores.transpose(0, 2, 1), out=heads(context))  # context.T = V.T A.T, head by head
-    return context
+        np.matmul(heads(v), scores.transpose(0, 2, 1), out=heads(s.context))  # context.T = V.T A.T, head by head
+    return s.context
 
 
-def _encoder_layer(layer: LayerWeights, xt: np.ndarray, spans, key_biases, attentions, config: BertConfig):
-    """xt: (d, N) -> x'.T (d, N): attention, add & norm, GELU FFN, add & norm (each sentence's weights written)."""
-    h = _linear(layer.attn_out_w, layer.attn_out_b, _attention(layer, xt, spans, key_biases, attentions,
-                                                              config.num_heads))
+def _encoder_layer(layer: LayerWeights, xt: np.ndarray, spans, key_biases, attentions, config: BertConfig,
+                   s: _Scratch, out: np.ndarray) -> np.ndarray:
+    """xt: (d, N) -> ``out`` = x'.T (d, N): attention, add & norm, GELU FFN, add & norm (each sentence's weights
+    written)."""
+    eps = config.layer_norm_eps
+    h = _linear(layer.attn_out_w, layer.attn_out_b,
+                _attention(layer, xt, spans, key_biases, attentions, config.num_heads, s), s.h)
     h += xt
-    _layer_norm_columns(h, layer.attn_norm_w, layer.attn_norm_b, config.layer_norm_eps)
-    out = _linear(layer.ffn_out_w, layer.ffn_out_b, gelu(_linear(layer.ffn_in_w, layer.ffn_in_b, h)))
+    _layer_norm_columns(h, layer.attn_norm_w, layer.attn_norm_b, eps, s.square)
+    ffn = _linear(layer.ffn_in_w, layer.ffn_in_b, h, s.ffn)
+    if ffn.dtype == np.float32:
+        _gelu_float32_into(ffn, ffn, s.z, s.z2, s.poly)
+    else:
+        ffn = gelu(ffn)
+    _linear(layer.ffn_out_w, layer.ffn_out_b, ffn, out)
     out += h
-    return _layer_norm_columns(out, layer.ffn_norm_w, layer.ffn_norm_b, config.layer_norm_eps)
+    return _layer_norm_columns(out, layer.ffn_norm_w, layer.ffn_norm_b, eps, s.square)
 
 
 def _checked(config: BertConfig, ids, attention_mask) -> tuple[np.ndarray, np.ndarray]:
@@ -374,9 +404,11 @@ def encoder_forward_many(weights: BertWeights, sequences, attention_masks=None) 
     attentions = [np.empty((config.num_layers, config.num_heads, n, n), dtype=dtype) for n in lengths]
     hidden = np.empty((config.num_layers + 1, config.hidden_size, int(stops[-1])), dtype=dtype)  # feature-major
     hidden[0] = x.T
+    scratch = _Scratch(config.hidden_size, config.intermediate_size, int(stops[-1]), dtype)
     with single_blas_thread():  # a second thread only waits at these sizes, and takes another student's core
         for i, layer in enumerate(weights.layers):
-            hidden[i + 1] = _encoder_layer(layer, hidden[i], spans, key_biases, [a[i] for a in attentions], config)
+            _encoder_layer(layer, hidden[i], spans, key_biases, [a[i] for a in attentions], config, scratch,
+                           hidden[i + 1])
     return [Encoding(a, np.ascontiguousarray(hidden[:, :, span].transpose(0, 2, 1))) for a, span in zip(attentions, spans)]
 
 
