@@ -5,7 +5,8 @@
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
 - in one background thread, while the first visitors read: lesson 4's seed-independent table, then lesson 8's
   results on its built-in sentences for the trained model and its untrained twin (whose weights live only while
-  they are computed). A page that asks before they are ready waits for the same computation.
+  they are computed), then everything alive moved out of the cyclic GC (``gc.freeze``, as below); Streamlit's
+  emoji pattern is compiled there too. A page that asks before they are ready waits for the same computation.
 ``glove()`` is the one process-lifetime resource loaded on first use (a process that serves only pages without
 word vectors never pays for it); once loaded, everything alive is moved out of the cyclic GC for good
 (``gc.freeze``): .streamlit/config.toml turns off Streamlit's full collection after every run, and Python's own
@@ -14,6 +15,7 @@ collections then skip these permanent objects.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import threading
@@ -146,11 +148,15 @@ def start() -> None:
 def _precompute() -> None:
     """One after the other, so the two never take both cores from the first visitors; each is shared with any
     page that asks for it first (Background.result)."""
+    with contextlib.suppress(ImportError):  # Streamlit compiles its emoji pattern on the first alert whose text
+        import streamlit.emojis  # noqa: F401 - is not ASCII (a lesson's answer): here, not in a student's run
     for background in (SCALING_TABLE, PRETRAINED_RESULTS):
         try:
             background.result()
         except Exception:  # noqa: BLE001 - the page that needs it shows the message (lesson 8 without its package)
             pass
+    gc.collect()
+    gc.freeze()  # the imports and these results live as long as the process: a student's run never sweeps them
 
 
 def _limit_blas_threads() -> None:
