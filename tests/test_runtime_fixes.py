@@ -115,21 +115,22 @@ def test_a_failed_computation_raises_for_every_waiter_and_is_tried_again_on_the_
 
 
 def test_start_up_twice_starts_each_background_computation_once(monkeypatch):
-    table, results = Counted(), Counted()
-    table.gate.set()
-    results.gate.set()
+    table, trained, twin = Counted(), Counted(), Counted()
+    for compute in (table, trained, twin):
+        compute.gate.set()
     monkeypatch.setattr(startup, "_started", False)
     monkeypatch.setattr(startup, "SCALING_TABLE", Background("test-table", table))
-    monkeypatch.setattr(startup, "PRETRAINED_RESULTS", Background("test-results", results))
+    monkeypatch.setattr(startup, "TRAINED_RESULTS", Background("test-trained", trained))
+    monkeypatch.setattr(startup, "TWIN_RESULTS", Background("test-twin", twin))
     startup.start()
     startup.start()
-    assert startup.pretrained_results() == {"run": 1}
+    assert startup.trained_results() == {"run": 1} and startup.twin_results() == {"run": 1}
     assert startup.scaling_table() == {"run": 1}
     startup.start()
-    for thread in threading.enumerate():  # the start-up's own thread is done with these two before the test ends
+    for thread in threading.enumerate():  # the start-up's own thread is done with these before the test ends
         if thread.name == "precompute":
             thread.join(timeout=60)
-    assert (table.calls, results.calls) == (1, 1)
+    assert (table.calls, trained.calls, twin.calls) == (1, 1, 1)
 
 
 def test_the_scaling_table_reports_a_failure_as_the_page_expects(monkeypatch):

@@ -30,7 +30,7 @@ from ui.common import (
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
-from ui.startup import PRETRAINED_TWIN_SEED as TWIN_SEED, pretrained_results
+from ui.startup import PRETRAINED_TWIN_SEED as TWIN_SEED, trained_results, twin_results
 
 S = "pretrained"
 CUSTOM = "custom"
@@ -91,27 +91,25 @@ def _viewed(text: str, hide: bool) -> tuple[tuple[str, ...], np.ndarray, np.ndar
 
 
 def featured():
-    """-> (the head with most weight from "it" to "animal" in the famous sentence, the twin's best, the pair, the
-    trained model's twin test on it): from the once-per-process results."""
-    results = pretrained_results()
-    pair = results.sets.winograd[0]
-    return results.trained.featured, results.twin.featured, pair, results.trained.featured_test
+    """-> (the head with most weight from "it" to "animal" in the famous sentence, the pair, the trained model's
+    twin test on it): from the once-per-process results of the trained model."""
+    results = trained_results()
+    return results.featured, _sets().winograd[0], results.featured_test
 
 
 def catalogue(hide: bool):
     """-> ({kind: CatalogueEntry} of the trained model, of the twin), [CLS]/[SEP] hidden or not."""
-    results = pretrained_results()
+    trained, twin = trained_results(), twin_results()
     if hide:
-        return results.trained.catalogue_hidden, results.twin.catalogue_hidden
-    return results.trained.catalogue, results.twin.catalogue
+        return trained.catalogue_hidden, twin.catalogue_hidden
+    return trained.catalogue, twin.catalogue
 
 
 def winograd():
     """-> per-head scores of the trained model and the twin, and a head picked on the even pairs scored on the odd."""
-    results = pretrained_results()
-    margins = results.trained.margins
+    margins = trained_results().margins
     chosen = np.arange(margins.shape[0]) % 2 == 0
-    return (heads.winograd_scores(margins), heads.winograd_scores(results.twin.margins),
+    return (heads.winograd_scores(margins), heads.winograd_scores(twin_results().margins),
             heads.held_out_choice(margins, chosen))
 
 
@@ -207,11 +205,13 @@ def sink_section(t, view: SentenceView, hide: bool) -> None:
 def predictions(t) -> bool:
     """Two questions about the famous sentence, before any figure of its heads; True once both are answered."""
     with st.spinner(t(f"{S}.catalogue_running")):  # shown only if the server started moments ago
-        best, twin_best, pair, test = featured()
+        best, pair, test = featured()
     st.subheader(t(f"{S}.predict_title"))
     first = predict_then_reveal(t, f"{S}.link", 3, 1 if best.weight > 0.5 else (2 if best.weight > 0.2 else 3),
                                 key="pretrained_predict")
     if first:
+        with st.spinner(t(f"{S}.catalogue_running")):
+            twin_best = twin_results().featured
         st.caption(t(f"{S}.link_numbers", head=best.name, weight=f"{best.weight:.0%}",
                      twin=f"{twin_best.weight:.0%}", twin_head=twin_best.name))
     street_wins = int(test.preferred[1, best.layer, best.head]) == 1
@@ -328,7 +328,7 @@ def find_section(text: str, hide: bool) -> None:
 # ---------------------------------------------------------------- the twin test and the Winograd pairs
 
 def twin_section(t, hide: bool) -> None:
-    best, _, pair, test = featured()
+    best, pair, test = featured()
     st.subheader(t(f"{S}.twin_title"))
     _explain(t, "twin_explain")
     name = t(f"{S}.head_name", layer=best.layer, head=best.head)

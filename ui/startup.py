@@ -3,10 +3,11 @@
 ``start()`` runs at the top of streamlit_app.py on every script run and does its work on the first one only:
 - the runtime fix for resumed sessions (ui/runtime_fixes.py says what it fixes);
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
-- in one background thread, while the first visitors read: lesson 4's seed-independent table, then lesson 8's
-  results on its built-in sentences for the trained model and its untrained twin (whose weights live only while
-  they are computed), then everything alive moved out of the cyclic GC (``gc.freeze``, as below); Streamlit's
-  emoji pattern is compiled there too. A page that asks before they are ready waits for the same computation.
+- in one background thread, while the first visitors read: lesson 8's results on its built-in sentences for the
+  trained model (its page needs them on opening), lesson 4's seed-independent table, lesson 8's results for the
+  untrained twin (whose weights live only while they are computed), then everything alive moved out of the cyclic
+  GC (``gc.freeze``, as below); Streamlit's emoji pattern is compiled first. A page that asks for one of them
+  before it is ready waits for the same computation (started then, if the thread has not reached it).
 ``glove()`` is the one process-lifetime resource loaded on first use (a process that serves only pages without
 word vectors never pays for it); once loaded, everything alive is moved out of the cyclic GC for good
 (``gc.freeze``): .streamlit/config.toml turns off Streamlit's full collection after every run, and Python's own
@@ -19,7 +20,6 @@ import contextlib
 import ctypes
 import gc
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
@@ -29,7 +29,7 @@ from attention_core.scaling import sweep_table
 from ui.runtime_fixes import skip_file_watchers_on_resume
 
 if TYPE_CHECKING:
-    from attention_core.pretrained_sets import PretrainedSets, SetResults
+    from attention_core.pretrained_sets import SetResults
 
 SCALING_TABLE_SEED = 0  # the table is the statistical answer, not one seed's draw: one fixed seed, shared by everyone
 PRETRAINED_TWIN_SEED = 0  # lesson 8's control: one seeded twin, the same for every session
@@ -92,30 +92,22 @@ class _Attempt:
         self.error: Exception | None = None
 
 
-@dataclass(frozen=True)
-class PretrainedResults:
-    """Lesson 8 on its built-in sets (attention_core.pretrained_sets.SetResults): the sets, the trained model's
-    results and the untrained twin's."""
-
-    sets: PretrainedSets
-    trained: SetResults
-    twin: SetResults
-
-
 def _scaling_table() -> dict:
     return sweep_table(SCALING_TABLE_SEED)
 
 
-def _pretrained_results() -> PretrainedResults:
+def _pretrained_results(twin: bool) -> SetResults:
     # imported here, in the thread: the first page does not wait for these modules
     from attention_core.pretrained import build_twin, load_model
     from attention_core.pretrained_sets import load_pretrained_sets, set_results
 
-    sets = load_pretrained_sets()
-    trained = set_results(load_model(), sets)
-    twin = set_results(build_twin(PRETRAINED_TWIN_SEED), sets)  # the twin's weights (~86 MB) are freed on return
+    if not twin:
+        return set_results(load_model(), load_pretrained_sets())
+    model = build_twin(PRETRAINED_TWIN_SEED)
+    results = set_results(model, load_pretrained_sets())
+    del model  # the twin's weights (~86 MB) live only while its results are made
     _return_freed_memory()
-    return PretrainedResults(sets, trained, twin)
+    return results
 
 
 def _return_freed_memory() -> None:
@@ -130,7 +122,8 @@ def _return_freed_memory() -> None:
 _lock = threading.Lock()
 _started = False
 SCALING_TABLE = Background("scaling-table", _scaling_table)
-PRETRAINED_RESULTS = Background("pretrained-results", _pretrained_results)
+TRAINED_RESULTS = Background("pretrained-trained", lambda: _pretrained_results(twin=False))
+TWIN_RESULTS = Background("pretrained-twin", lambda: _pretrained_results(twin=True))
 
 
 def start() -> None:
@@ -146,11 +139,11 @@ def start() -> None:
 
 
 def _precompute() -> None:
-    """One after the other, so the two never take both cores from the first visitors; each is shared with any
-    page that asks for it first (Background.result)."""
+    """One after the other, so they never take both cores from the first visitors; each is shared with any page
+    that asks for it first (Background.result)."""
     with contextlib.suppress(ImportError):  # Streamlit compiles its emoji pattern on the first alert whose text
         import streamlit.emojis  # noqa: F401 - is not ASCII (a lesson's answer): here, not in a student's run
-    for background in (SCALING_TABLE, PRETRAINED_RESULTS):
+    for background in (TRAINED_RESULTS, SCALING_TABLE, TWIN_RESULTS):  # lesson 8 asks for the first on opening
         try:
             background.result()
         except Exception:  # noqa: BLE001 - the page that needs it shows the message (lesson 8 without its package)
@@ -174,11 +167,17 @@ def scaling_table() -> dict:
         raise RuntimeError("the scaling table could not be computed") from exc
 
 
-def pretrained_results() -> PretrainedResults:
-    """Lesson 8's results on its built-in sets (read-only: shared by every session); waits until computed. Raises
-    what computing them raised (ModelUnavailable without the model package, PresetError for a broken data file)."""
+def trained_results() -> SetResults:
+    """Lesson 8's trained model on its built-in sets (read-only: shared by every session); waits until computed.
+    Raises what computing them raised (ModelUnavailable without the model package, PresetError for a broken file)."""
     start()
-    return PRETRAINED_RESULTS.result()
+    return TRAINED_RESULTS.result()
+
+
+def twin_results() -> SetResults:
+    """The same for the untrained twin (PRETRAINED_TWIN_SEED)."""
+    start()
+    return TWIN_RESULTS.result()
 
 
 @st.cache_resource(show_spinner=False)
