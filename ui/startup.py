@@ -4,10 +4,10 @@
 - the runtime fix for resumed sessions (ui/runtime_fixes.py says what it fixes);
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
 - in one background thread, while the first visitors read: lesson 8's results on its built-in sentences for the
-  trained model (its page needs them on opening), lesson 4's seed-independent table, lesson 8's results for the
-  untrained twin (whose weights live only while they are computed), then everything alive moved out of the cyclic
-  GC (``gc.freeze``, as below); Streamlit's emoji pattern is compiled first. A page that asks for one of them
-  before it is ready waits for the same computation (started then, if the thread has not reached it).
+  trained model (its page needs them on opening), then for the untrained twin (whose weights live only while they
+  are computed, early, before a class's pages fill the memory), lesson 4's seed-independent table, then everything
+  alive moved out of the cyclic GC (``gc.freeze``, as below); Streamlit's emoji pattern is compiled first. A page
+  that asks for one of them before it is ready waits for the same computation (started then if need be).
 ``glove()`` is the one process-lifetime resource loaded on first use (a process that serves only pages without
 word vectors never pays for it); once loaded, everything alive is moved out of the cyclic GC for good
 (``gc.freeze``): .streamlit/config.toml turns off Streamlit's full collection after every run, and Python's own
@@ -143,7 +143,8 @@ def _precompute() -> None:
     that asks for it first (Background.result)."""
     with contextlib.suppress(ImportError):  # Streamlit compiles its emoji pattern on the first alert whose text
         import streamlit.emojis  # noqa: F401 - is not ASCII (a lesson's answer): here, not in a student's run
-    for background in (TRAINED_RESULTS, SCALING_TABLE, TWIN_RESULTS):  # lesson 8 asks for the first on opening
+    for background in (TRAINED_RESULTS, TWIN_RESULTS, SCALING_TABLE):  # the twin early, before a class's pages fill
+        # the memory; lesson 8 asks for the trained model's on opening
         try:
             background.result()
         except Exception:  # noqa: BLE001 - the page that needs it shows the message (lesson 8 without its package)
