@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 
 from bench import guided, load, miss, miss_report, report
-from bench.server import APP_SCRIPT, EMPTY_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer, read_proc_cpu_s
+from bench.server import (
+    APP_SCRIPT, EMPTY_SCRIPT, PRODUCTION_OPTIONS, ROOT, StreamlitServer, read_proc_cpu_s, wait_until_idle,
+)
 
 PHASES = ("cold", "single", "miss", "guided", "load")
 
@@ -116,6 +118,10 @@ def _miss_phase(options, args, out_dir: Path) -> dict:
         off.wait_healthy(timeout=90)
         on.wait_healthy(timeout=90)
         pages = _pages(off.url, args)
+        if _pages(on.url, args) != pages:  # a first run on each: both start their start-up work before the student
+            raise SystemExit("the two fresh servers list different pages")
+        settled = wait_until_idle([off.pid, on.pid])  # the misses are measured after the start-up, as a class meets it
+        print(f"  both servers idle {settled:.1f} s after their first run", flush=True)
         lanes = [miss.Lane("off", off.url, lambda: read_proc_cpu_s(off.pid)),
                  miss.Lane("on", on.url, lambda: read_proc_cpu_s(on.pid))]
         passes = asyncio.run(miss.miss_passes(lanes, pages, per_widget=args.miss_rounds, seed=args.seed,
@@ -125,6 +131,7 @@ def _miss_phase(options, args, out_dir: Path) -> dict:
     long_actions = tuple(k.strip() for k in args.long_actions.split(",") if k.strip())
     summary = miss_report.miss_summary(passes["off"], passes["on"], long_actions)
     summary["server_tracebacks"] = tracebacks
+    summary["settled_s"] = settled
     return summary
 
 

@@ -117,6 +117,13 @@ def analyses_cost(repeats: int) -> None:
                    timed(lambda: pretrained_sets.winograd_study(model, sets), runs)))
     print(describe("pair_twin_test (famous pair)",
                    timed(lambda: pretrained_sets.pair_twin_test(model, sets.winograd[0]), repeats)))
+    texts = pretrained_sets.set_texts(sets)
+    print(describe(f"read_text one by one, the {len(texts)} texts of the sets",
+                   timed(lambda: [pretrained.read_text(text, model) for text in texts], runs)))
+    print(describe("read_texts, the same all together", timed(lambda: pretrained.read_texts(texts, model), runs)))
+    print(describe("set_results, trained (everything the page shows of the sets)",
+                   timed(lambda: pretrained_sets.set_results(model, sets), runs)))
+    print(describe("set_results, twin", timed(lambda: pretrained_sets.set_results(twin, sets), runs)))
 
 
 def findings() -> None:

@@ -58,6 +58,22 @@ def read_proc_cpu_s(pid: int) -> float | None:
         return None
 
 
+def wait_until_idle(pids: list[int], quiet_s: float = 1.0, limit_s: float = 60.0, step_s: float = 0.25,
+                    read_cpu=read_proc_cpu_s, sleep=time.sleep) -> float:
+    """Wait until none of the processes used more than 2 % of a core over the last ``quiet_s`` (a fresh server done
+    with its start-up work), at most ``limit_s``; -> the seconds waited."""
+    window = max(1, round(quiet_s / step_s))
+    history = [[read_cpu(pid) or 0.0 for pid in pids]]
+    waited = 0.0
+    while waited < limit_s:
+        sleep(step_s)
+        waited += step_s
+        history = (history + [[read_cpu(pid) or 0.0 for pid in pids]])[-(window + 1):]
+        if len(history) > window and all(b - a <= 0.02 * quiet_s for a, b in zip(history[0], history[-1])):
+            return waited
+    return waited
+
+
 def http_get(url: str, timeout: float = 2.0) -> tuple[int, str, dict[str, str]]:
     """(status, body text, headers) of a GET; raises OSError when nothing answers."""
     with urllib.request.urlopen(url, timeout=timeout) as r:

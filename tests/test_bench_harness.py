@@ -288,3 +288,21 @@ def test_the_phase_reports_do_not_import_the_run_report():
     for module in ("guided", "miss_report", "miss", "load", "protocol", "widgets"):
         assert "bench.report" not in imports(module), module
     assert {"bench.guided", "bench.miss_report"} <= imports("report")
+
+
+def test_wait_until_idle_waits_for_a_quiet_window_and_gives_up_at_the_limit():
+    from bench.server import wait_until_idle
+
+    busy_until = 2.0  # the fake process uses a whole core for 2 s, then nothing
+    clock = {"t": 0.0}
+
+    def read_cpu(pid):
+        return min(clock["t"], busy_until)
+
+    def sleep(seconds):
+        clock["t"] += seconds
+
+    waited = wait_until_idle([1], quiet_s=1.0, read_cpu=read_cpu, sleep=sleep)
+    assert busy_until + 1.0 <= waited <= busy_until + 1.5
+    clock["t"] = 0.0
+    assert wait_until_idle([1], limit_s=1.0, read_cpu=lambda pid: clock["t"], sleep=sleep) == 1.0  # never idle
