@@ -37,7 +37,7 @@ def _status_kb(field: str) -> int:
 def memory_of_loading() -> None:
     start = time.perf_counter()
     from attention_core import pretrained
-    print(f"import attention_core.pretrained (and scipy.special): {(time.perf_counter() - start) * 1000:.0f} ms")
+    print(f"import attention_core.pretrained: {(time.perf_counter() - start) * 1000:.0f} ms")
     before = {f: _status_kb(f) for f in ("VmRSS", "RssAnon", "RssFile")}
     start = time.perf_counter()
     model = pretrained.load_model()
