@@ -336,3 +336,34 @@ def test_split_known_leaves_out_non_english_rows_glove_has(glove):
     assert unknown == ["猫", "が", "マット", "の", "上", "に", "座っ", "た", "。"] and non_english(unknown) == unknown
     X, unknown2 = embed(tokenize("猫。"), glove)
     assert X.shape == (0, 50) and unknown2 == ["猫", "。"]
+
+
+# --- the page's default words -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, query, target, rules", [
+    ("The animal did not cross the street because it was too tired", "it", "animal", ("pronoun", "after_determiner")),
+    ("Mary gave John the book because she liked him", "she", "mary", ("pronoun", "name")),
+    ("mary gave john the book because she liked him", "she", "book", ("pronoun", "after_determiner")),  # no capitals
+    ("The man said that he was late", "he", "man", ("pronoun", "after_determiner")),  # "The" is not a name
+    ("the children did not eat the soup because they were full", "they", "children", ("pronoun", "after_determiner")),
+    ("the dog chased the cat across the road", "road", "dog", ("last_word", "after_determiner")),
+    ("it dog", "it", "dog", ("pronoun", "first_other")),
+    ("dog barked at it", "it", "dog", ("pronoun", "first_other")),
+    ("the cat , the dog .", "dog", "cat", ("last_word", "after_determiner")),  # punctuation is not the last word
+])
+def test_default_words_follow_the_stated_rule(text, query, target, rules):
+    from attention_core.glove_pronouns import capitalised_words, default_words
+
+    words = tokenize(text)
+    choice = default_words(words, capitalised_words(text))
+    assert (words[choice.query], words[choice.target]) == (query, target)
+    assert (choice.query_rule, choice.target_rule) == rules
+
+
+def test_default_target_for_a_chosen_query():
+    from attention_core.glove_pronouns import default_target
+
+    words = tokenize("the animal did not cross the street because it was too tired")
+    assert default_target(words, words.index("tired")) == (1, "after_determiner")
+    assert default_target(words, 1) == (0, "first_other")  # nothing before "animal" follows a determiner
+    with pytest.raises(ValueError):
+        default_target(["the", "the"], 0)

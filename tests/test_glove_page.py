@@ -484,3 +484,20 @@ def test_held_out_accuracy_is_one_measure_before_and_after_and_says_chance(lang,
         assert f"Chance, a word picked at random, is {chance} %" in caption and "(12–13 words)" in caption
     else:
         assert "学習前は 2 文、学習後は 44 文" in caption and f"{chance} %" in caption
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_default_words_are_said_and_lists_use_the_languages_separator(lang):
+    at = open_clean(lang)
+    rule = " ".join(c.value for c in at.caption)
+    assert ("The query is “it”, the sentence's first pronoun. The target is “animal”, the first word after “the”, "
+            "“a” or “an” before “it”" in rule) if lang == "en" else ("クエリは文中で最初の代名詞「it」です。" in rule)
+    cloud = next(c.value for c in at.caption if "PCA" in c.value)
+    assert ("not 0.1452, because 0.1198, too 0.0989" in cloud) if lang == "en" else (
+        "not 0.1452、because 0.1198、too 0.0989" in cloud)
+
+
+def test_tiny_numbers_in_sentences_are_written_as_powers_of_ten():
+    from ui.glove import number
+
+    assert number(0.1801499) == "0.1801" and number(1.7e-07) == "1.7 × 10⁻⁷" and number(0.0) == "0.0000"
