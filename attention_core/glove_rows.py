@@ -65,7 +65,7 @@ def rank_summary(counts) -> dict:
         "uniform_share": 1.0 / n,
         "top_half_share": float(shares[: n // 2].sum()),
         "bottom_half_share": float(shares[n - n // 2 :].sum()),
-        "middle_rank": (n + 1) // 2 if n % 2 else None,  # an odd n has a middle rank in neither half
+        "middle_rank": (n + 1) // 2 if n % 2 else 0,  # an odd n has a middle rank in neither half (0: none)
         "middle_share": float(shares[n // 2]) if n % 2 else 0.0,
     }
 

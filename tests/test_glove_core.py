@@ -367,3 +367,14 @@ def test_default_target_for_a_chosen_query():
     assert default_target(words, 1) == (0, "first_other")  # nothing before "animal" follows a determiner
     with pytest.raises(ValueError):
         default_target(["the", "the"], 0)
+
+
+def test_rank_summary_halves_and_middle_account_for_every_draw():
+    from attention_core.glove_rows import rank_counts, rank_summary
+
+    odd = rank_summary(np.array([3, 1, 4, 1, 5]))  # 14 draws over 5 ranks: halves 1-2 and 4-5, middle 3
+    assert odd["middle_rank"] == 3 and odd["middle_share"] == pytest.approx(4 / 14)
+    assert odd["top_half_share"] + odd["middle_share"] + odd["bottom_half_share"] == pytest.approx(1.0)
+    even = rank_summary(rank_counts([1, 2, 3, 4, 4, 4], 4))
+    assert even["middle_rank"] == 0 and even["middle_share"] == 0.0
+    assert even["top_half_share"] == pytest.approx(2 / 6) and even["bottom_half_share"] == pytest.approx(4 / 6)

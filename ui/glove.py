@@ -313,7 +313,7 @@ def halves(t, summary: dict) -> str:
     n, half = summary["n"], summary["n"] // 2
     values = dict(top_last=half, bottom_first=n - half + 1, n=n, top=f"{100 * summary['top_half_share']:.1f}",
                   bottom=f"{100 * summary['bottom_half_share']:.1f}")
-    if summary["middle_rank"] is None:
+    if not summary["middle_rank"]:
         return t("glove.halves_even", **values)
     return t("glove.halves_odd", middle=summary["middle_rank"], middle_share=f"{100 * summary['middle_share']:.1f}",
              **values)
