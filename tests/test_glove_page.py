@@ -258,6 +258,10 @@ def test_the_teachers_note_gives_document_a_row_and_its_rank():
     ja = answer(open_clean("ja"))
     note = next(m.value for m in ja.markdown if "Document A が公開した行" in m.value)
     assert "12 語中 11 位" in note and "このページでも 12 語中 10 位" in note
+    at.selectbox(key="glove_target").set_value("street").run()  # another word's rank: not the one Document A gives
+    assert not [e for e in at.expander if "Document A" in e.label]
+    at.selectbox(key="glove_target").set_value("animal").run()
+    assert [e for e in at.expander if "Document A" in e.label]
     at.text_input(key="glove_sentence").input(DEFAULT.replace("tired", "wide")).run()
     assert not [e for e in at.expander if "Document A" in e.label]
 

@@ -230,7 +230,7 @@ def section_raw(t, s: Sentence) -> None:
         st.markdown(t("glove.a_rank", target=md_escape(words[ti]), query=md_escape(words[qi]),
                       rank=rank, n=n, weight=number(row[ti]),
                       top=md_escape(words[order[0]]), top_weight=number(row[order[0]])))
-        if s.preset == DOCUMENT_A:
+        if s.preset == DOCUMENT_A and (words[qi], words[ti]) == ("it", "animal"):  # Document A's row and rank
             teachers_note(t, words, row, rank)
         show_plotly(figure_spec(weight_bars, words, row, title=t("glove.bars_raw", query=words[qi]),
                                 highlight=ti, value_label=t("glove.weight")), key="glove_raw_bars")
