@@ -145,3 +145,61 @@ def pronoun_batch(sentences, kv):
             raise ValueError(f"{PRESET_NAME}.toml: GloVe does not know {unknown} (sentence {s.text!r})")
         vectors.append(X)
     return pack_batch(vectors, [s.pronoun_index for s in sentences], [s.answer_index for s in sentences])
+
+
+# --- the page's default words: the first pronoun, and a noun before it ------------------------------------------
+# Third-person pronouns (they point back to a noun; "I", "you", "we" point at the speakers).
+PRONOUNS = ("it", "its", "he", "him", "his", "she", "her", "hers", "they", "them", "their")
+PERSON_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})
+DETERMINERS = frozenset({"the", "a", "an"})
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+
+
+@dataclass(frozen=True)
+class DefaultWords:
+    """Where the page starts: the query's and the target's positions in the words, and the rule that chose each."""
+
+    query: int
+    target: int
+    query_rule: str  # "pronoun" (the first pronoun) or "last_word" (the sentence has none)
+    target_rule: str  # "name", "after_determiner" or "first_other"
+    names: frozenset = frozenset()  # the capitalised words the rule for he/she looks for
+
+
+def capitalised_words(text: str) -> frozenset[str]:
+    """text -> the lower-cased words written with a capital letter, other than determiners and pronouns ("Mary")."""
+    found = {word.lower() for word in _CAPITALISED.findall(text or "")}
+    return frozenset(found - DETERMINERS - set(PRONOUNS))
+
+
+def default_target(words, query_index: int, names=frozenset()) -> tuple[int, str]:
+    """words: (n,) tokens, the query's position -> (target position, rule): for he/she/him/her/his the first name
+    (capitalised word) before the query; else the first word after "the", "a" or "an" before it; else the first
+    word that is not the query's word."""
+    query = words[query_index]
+    before = range(query_index)
+    if query in PERSON_PRONOUNS:
+        for i in before:
+            if words[i] in names and words[i] != query:
+                return i, "name"
+    for i in before:
+        if i > 0 and words[i - 1] in DETERMINERS and words[i] not in DETERMINERS and words[i] != query:
+            return i, "after_determiner"
+    others = [i for i, word in enumerate(words) if word != query]
+    if not others:
+        raise ValueError("the words need at least two different words")
+    return others[0], "first_other"
+
+
+def default_words(words, names=frozenset()) -> DefaultWords:
+    """words: (n,) tokens with at least two different words -> DefaultWords: the query is the first pronoun (the
+    last word with a letter or digit when there is none), the target default_target's choice for it."""
+    words = list(words)
+    pronouns = [i for i, word in enumerate(words) if word in PRONOUNS]
+    if pronouns:
+        query, rule = pronouns[0], "pronoun"
+    else:
+        worded = [i for i, word in enumerate(words) if any(ch.isalnum() for ch in word)]
+        query, rule = (worded or [len(words) - 1])[-1], "last_word"
+    target, target_rule = default_target(words, query, names)
+    return DefaultWords(query, target, rule, target_rule, frozenset(names))

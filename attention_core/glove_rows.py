@@ -48,7 +48,8 @@ def rank_counts(ranks, n: int) -> np.ndarray:
 
 
 def rank_summary(counts) -> dict:
-    """counts: (n,) of ranks 1..n -> mean rank, top and bottom shares, and what a uniform (coin) draw would give."""
+    """counts: (n,) of ranks 1..n -> mean rank, top and bottom shares, the halves and (odd n) the middle rank, and what
+    a uniform draw would give."""
     counts = np.asarray(counts, dtype=np.float64)
     n, total = counts.size, counts.sum()
     if n == 0 or total == 0:
@@ -64,4 +65,16 @@ def rank_summary(counts) -> dict:
         "uniform_share": 1.0 / n,
         "top_half_share": float(shares[: n // 2].sum()),
         "bottom_half_share": float(shares[n - n // 2 :].sum()),
+        "middle_rank": (n + 1) // 2 if n % 2 else 0,  # an odd n has a middle rank in neither half (0: none)
+        "middle_share": float(shares[n // 2]) if n % 2 else 0.0,
     }
+
+
+def rank_band(rank: int, n: int) -> int:
+    """A rank 1..n -> the lesson's answer to "where does it rank?": 1 first, 2 second, 3 below the middle of the row
+    (rank > (n + 1) / 2), 4 third or lower but not below the middle (the four answers split every rank)."""
+    if not 1 <= rank <= n:
+        raise ValueError(f"rank {rank} is not in 1..{n}")
+    if rank <= 2:
+        return rank
+    return 3 if rank > (n + 1) / 2 else 4

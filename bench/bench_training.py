@@ -27,7 +27,7 @@ from attention_core.text import tokenize
 from attention_core.glove_training import TrainSetting, accuracy, head_rows, train_head
 from bench.timing import describe, timed
 
-SENTENCE = "The animal didn't cross the street because it was too tired"  # the GloVe page's default
+SENTENCE = "The animal did not cross the street because it was too tired"  # the GloVe page's default
 N_SEEDS = 2000  # as ui/glove.N_DRAWS
 
 

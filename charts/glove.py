@@ -116,15 +116,29 @@ def attention_cloud_3d(
     return figure(data, layout)
 
 
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def decade_label(power: int) -> str:
+    """-2 -> "0.01", 0 -> "1", -5 -> "10⁻⁵": a log axis's label of 10**power."""
+    return f"{10.0**power:g}" if -3 <= power <= 3 else "10" + str(power).translate(_SUPERSCRIPTS)
+
+
 def loss_curve(losses, title: str | None = None, step_label: str = "step", loss_label: str = "loss",
                height: int = 340) -> dict:
-    """losses: (steps + 1,) the loss before each step and at the end -> line chart, log y axis, exact hover."""
+    """losses: (steps + 1,) the loss before each step and at the end -> line chart, exact hover; a log y axis labelled
+    at whole decades only (0.01, 0.1, 1, ...), spanning at least one decade so that two labels always show."""
     y = np.asarray(losses, dtype=np.float64)
     line = {"type": "scatter", "x": arr(np.arange(y.size), np.int32), "y": arr(y), "mode": "lines",
             "line": {"color": SECOND, "width": 3},
             "hovertemplate": f"{step_label} %{{x}}<br>{loss_label} = %{{y:.6f}}<extra></extra>"}
     positive = y.size and bool(np.all(y > 0))
     layout = {k: v for k, v in base_layout(title, height).items() if v is not None}
-    layout.update(xaxis={"title": {"text": step_label}},
-                  yaxis={"title": {"text": loss_label}, "type": "log" if positive else "linear"}, showlegend=False)
+    yaxis = {"title": {"text": loss_label}, "type": "log" if positive else "linear"}
+    if positive:
+        low, high = int(np.floor(np.log10(y.min()))), int(np.ceil(np.log10(y.max())))
+        high = max(high, low + 1)
+        yaxis.update(range=[low, high], tickmode="array", tickvals=[10.0**k for k in range(low, high + 1)],
+                     ticktext=[decade_label(k) for k in range(low, high + 1)], minor={"showgrid": False})
+    layout.update(xaxis={"title": {"text": step_label}}, yaxis=yaxis, showlegend=False)
     return figure([line], layout)

@@ -8,8 +8,8 @@ import streamlit as st
 from ui import glove
 from ui.common import guarded_fragment, page_header, translator, what_to_try
 
-FORMULA = (r"w_{\mathrm{it}} = \mathrm{softmax}\!\left(\frac{q_{\mathrm{it}}\, K^\top}{\sqrt{d_k}}\right),"
-           r"\qquad \operatorname{rank}(\text{animal}) = 1 + \#\{\, j : w_{\mathrm{it}, j} > w_{\mathrm{it},\,\text{animal}} \}")
+FORMULA = (r"w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}}\, K^\top}{\sqrt{d_k}}\right),"
+           r"\qquad \operatorname{rank}(\text{target}) = 1 + \#\{\, j : w_j > w_{\text{target}} \}")
 
 
 @guarded_fragment
@@ -27,7 +27,7 @@ def experiments(sentence) -> None:
 t = translator()
 page_header(t, "glove", FORMULA)
 sentence = glove.controls(t)
-what_to_try(t, "glove")
+what_to_try(t, "glove", **glove.try_values(t, sentence))
 if sentence is None:
     st.stop()
 glove.section_raw(t, sentence)

@@ -12,7 +12,7 @@ from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_fi
 pytestmark = pytest.mark.pages
 
 PAGE = "causal"
-DEFAULT = "The animal didn't cross the street because it was too tired"
+DEFAULT = "The animal did not cross the street because it was too tired"
 N = len(tokenize(DEFAULT))  # 12
 
 

@@ -57,3 +57,16 @@ def test_attention_cloud_puts_the_query_apart_and_sizes_words_by_weight():
     assert query["marker"]["symbol"] == "diamond" and query["marker"]["color"] == ACCENT
     assert words["marker"]["colorscale"][0] == [0.0, "#440154"]  # Viridis
     assert spec["layout"]["scene"]["xaxis"]["title"]["text"] == "PC1"
+
+
+def test_the_loss_axis_labels_whole_decades_only():
+    """The loss axis shows 1, 0.1, 0.01 (no 5, 2 minor labels) and spans at least one decade (two labels)."""
+    from charts.glove import decade_label
+
+    y = loss_curve([3.8, 1.0, 0.0076])["layout"]["yaxis"]
+    assert y["type"] == "log" and y["tickmode"] == "array"
+    assert y["tickvals"] == [0.001, 0.01, 0.1, 1.0, 10.0] and y["ticktext"] == ["0.001", "0.01", "0.1", "1", "10"]
+    assert y["range"] == [-3, 1]
+    narrow = loss_curve([0.69, 0.6])["layout"]["yaxis"]
+    assert narrow["tickvals"] == [0.1, 1.0] and narrow["range"] == [-1, 0]
+    assert decade_label(-5) == "10⁻⁵" and decade_label(4) == "10⁴" and decade_label(-3) == "0.001"

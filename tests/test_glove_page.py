@@ -10,11 +10,12 @@ from attention_core.glove import embed
 from attention_core.glove_rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+from ui.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
 PAGE = "glove"
-DEFAULT = "The animal didn't cross the street because it was too tired"  # as the other pages write it
+DEFAULT = "The animal did not cross the street because it was too tired"  # data/sentences.toml's first preset (Document A's)
 WORDS = tokenize(DEFAULT)
 QI, TI = WORDS.index("it"), WORDS.index("animal")
 
@@ -191,12 +192,122 @@ def test_other_sentences_render(text):
     assert all("<script>" not in m.value for m in at.markdown)
 
 
-def test_sentence_without_it_or_animal_explains_the_fallback():
+def test_sentence_without_a_pronoun_says_so_and_reads_its_last_word():
     at = open_clean()
     at.text_input(key="glove_sentence").input("the dog chased the cat across the road").run()
     check_clean(at)
+    assert (at.selectbox(key="glove_query").value, at.selectbox(key="glove_target").value) == ("road", "dog")
+    note = " ".join(i.value for i in at.info)
+    assert "This sentence has no pronoun" in note and "the query is its last word, “road”" in note
+    assert "The target is “dog”, the first word after “the”, “a” or “an” before “road”" in note
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_page_follows_the_learners_sentence(lang, glove):
+    """Query = the first pronoun, target = the name before it (he/she) or the first noun after the/a/an; the question,
+    its right answer and its explanation are computed from the sentence, not from the preset's words."""
+    from attention_core.glove_rows import rank_band
+    from attention_core.self_attention import top_targets
+
+    text = "Mary gave John the book because she liked him"
+    at = open_clean(lang)
+    at.text_input(key="glove_sentence").input(text).run()
+    check_clean(at)
+    assert (at.selectbox(key="glove_query").value, at.selectbox(key="glove_target").value) == ("she", "mary")
+    rule = " ".join(c.value for c in at.caption)
+    assert ("The target is “mary”, the first capitalised word before “she”" in rule if lang == "en"
+            else "最初の大文字で始まる単語「mary」" in rule)
+    question = at.radio(key="glove_predict")
+    assert ("where does “mary” rank in the attention row of “she”?" in question.label if lang == "en"
+            else "「she」のアテンションの行で「mary」" in question.label)
+    words = tokenize(text)
+    row = raw_row(embed(words, glove)[0], words.index("she"))
+    rank = int(ranks_in_rows(row, words.index("mary")))
+    at.radio(key="glove_predict").set_value(rank_band(rank, len(words))).run()
+    check_clean(at)
+    why = at.success[0].value
+    top = [words[i] for i in top_targets(row, 4)]
+    assert all(f"“{w}”" in why or f"「{w}」" in why for w in top)
+    assert (f"“mary” ranks {rank} of 9" in why) if lang == "en" else (f"「mary」は 9 語中 {rank} 位" in why)
+    # Left out: the intro (the famous figure this lesson tests) and (d)'s account of its training data: about those.
+    page = shown(at)
+    for key in ("explain", "d_explain", "d_why_context"):
+        page = page.replace(load_strings(lang)[f"glove.{key}"], "")
+    page += " ".join(e.label for e in at.expander)
+    for preset_word in ("n't", "animal", "“too”", "「too」", "Document A"):
+        assert preset_word not in page, preset_word
+
+
+def test_the_answer_options_split_every_rank():
+    from attention_core.glove_rows import rank_band
+
+    for n in range(2, 41):
+        bands = [rank_band(r, n) for r in range(1, n + 1)]
+        assert bands[:2] == [1, 2][: n] and all(b in (3, 4) for b in bands[2:])
+        assert all((b == 3) == (r > (n + 1) / 2) for r, b in enumerate(bands[2:], start=3))
+    assert rank_band(10, 12) == 3 and rank_band(6, 12) == 4 and rank_band(7, 12) == 3 and rank_band(6, 11) == 4
+
+
+def test_the_teachers_note_gives_document_a_row_and_its_rank():
+    """Under the raw row, for Document A's sentence only: the row's numbers, and 11th (its prose) against 10th."""
+    at = answer(open_clean())
+    assert [e.label for e in at.expander][:1] == ["For teachers: Document A's row"]
+    note = next(m.value for m in at.markdown if "Document A's published row" in m.value)
+    assert "it 0.1801, not 0.1452, because 0.1198, …, animal 0.0310" in note
+    assert "its weight is 0.180150" in note and "comes 11th of 12" in note and "ranks it 10th of 12" in note
+    ja = answer(open_clean("ja"))
+    note = next(m.value for m in ja.markdown if "Document A が公開した行" in m.value)
+    assert "12 語中 11 位" in note and "このページでも 12 語中 10 位" in note
+    at.selectbox(key="glove_target").set_value("street").run()  # another word's rank: not the one Document A gives
+    assert not [e for e in at.expander if "Document A" in e.label]
+    at.selectbox(key="glove_target").set_value("animal").run()
+    assert [e for e in at.expander if "Document A" in e.label]
+    at.text_input(key="glove_sentence").input(DEFAULT.replace("tired", "wide")).run()
+    assert not [e for e in at.expander if "Document A" in e.label]
+
+
+def test_the_histogram_caption_accounts_for_every_rank(glove):
+    """Even n: the two halves sum to 100 %; odd n: the middle rank is said between them."""
+    import re
+
+    at = open_clean()
+    caption = next(c.value for c in at.caption if "random draws" in c.value)
+    halves = [float(x) for x in re.findall(r"half \(ranks [0-9–]+\) ([0-9.]+) %", caption)]
+    assert len(halves) == 2 and sum(halves) == pytest.approx(100.0, abs=0.11)
+    assert "Over 2,000 random draws" in caption
+    at.text_input(key="glove_sentence").input("Mary gave John the book because she liked him").run()
+    caption = next(c.value for c in at.caption if "random draws" in c.value)
+    middle = re.search(r"the middle rank 5 ([0-9.]+) %", caption)
+    halves = [float(x) for x in re.findall(r"half \(ranks [0-9–]+\) ([0-9.]+) %", caption)]
+    assert middle and sum(halves) + float(middle.group(1)) == pytest.approx(100.0, abs=0.16)
+
+
+def test_the_u_shape_sentence_is_computed_and_the_3d_view_says_what_it_is_not():
+    at = open_clean()
+    ends = next(m.value for m in at.markdown if "pile up at *both* ends" in m.value)
+    assert "“animal” is first in 17.2 % of the draws and last in 18.5 %, against 8.3 % each" in ends
+    cloud = next(c.value for c in at.caption if c.value.startswith("PCA of the 12 word vectors"))
+    assert "the three axes keep 70.7 % of their variance" in cloud
+    assert "Closeness in this view is not the attention score" in cloud
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_section_d_defines_its_symbols_and_says_it_is_an_encoder_setting(lang):
+    at = open_clean(lang)
     text = shown(at)
-    assert "There is no “it” in this sentence" in text and "There is no “animal” in this sentence" in text
+    assert ("$e_c$ is the vector with 1 at $c$" in text and "$m$ is the number of training sentences" in text
+            and "full-batch Adam (Adam: gradient descent" in text and "An encoder's view." in text
+            and "GPT-style model, under lesson 5's causal mask" in text) if lang == "en" else (
+            "$e_c$ は $c$ の位置だけ 1" in text and "エンコーダー（BERT 型）" in text and "因果マスク" in text)
+
+
+def test_what_to_try_swaps_the_adjective_only_for_the_presets():
+    at = open_clean()
+    assert "Change **tired** to **wide**" in at.info[0].value
+    at.text_input(key="glove_sentence").input(DEFAULT.replace("tired", "wide")).run()
+    assert "Change **wide** back to **tired**" in at.info[0].value
+    at.text_input(key="glove_sentence").input("the dog barked at the mailman because it was angry").run()
+    assert "Change **" not in at.info[0].value and "Press **Re-roll**" in at.info[0].value
 
 
 def test_unknown_words_are_listed_and_left_out():
@@ -323,7 +434,7 @@ def test_a_kept_word_stays_and_a_box_is_rewritten_when_the_options_change():
     assert _tracked(at)[1:3] == ("street", "street")  # still there: kept
     at.text_input(key="glove_sentence").input("the road was wide and it was long !").run()
     target = at.selectbox(key="glove_target")
-    assert target.value == "the" and _tracked(at)[2] == "the"  # "street" is gone: the first other word
+    assert target.value == "road" and _tracked(at)[2] == "road"  # "street" is gone: the first noun before "it"
     assert target.proto.set_value, "the browser is told the new value, not left showing an old index"
 
 
@@ -349,3 +460,48 @@ def test_csv_downloads_have_a_bom_and_translated_headers(lang, monkeypatch):
     header = data["glove_hist_download"].decode("utf-8-sig").splitlines()[0]
     assert header == ("rank,draws,share,uniform share" if lang == "en" else "順位,試行回数,割合,一様分布の割合") or (
         lang == "ja" and not any(c.isascii() and c.isalpha() for c in header))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_held_out_accuracy_is_one_measure_before_and_after_and_says_chance(lang, glove):
+    """The metrics before and after training count the same thing (the right noun gets the largest weight of all the
+    words), checked against the core; the caption says so and gives chance (a word at random)."""
+    from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
+    from attention_core.glove_training import TrainSetting, accuracy, head_rows, train_head
+
+    at = open_clean(lang)
+    at.button(key="glove_train").click().run()
+    check_clean(at)
+    held = pronoun_batch(load_pronoun_dataset().held_out, glove)
+    result = train_head(pronoun_batch(load_pronoun_dataset().train, glove), TrainSetting())
+    before = accuracy(head_rows(result.W_q_init, result.W_k_init, held, True), held.answer)
+    after = accuracy(head_rows(result.W_q, result.W_k, held, True), held.answer)
+    metrics = {m.label: m.value for m in at.metric}
+    strings = load_strings(lang)
+    assert metrics[strings["glove.acc_before"]] == f"{100 * before:.1f} %" == "4.2 %"
+    assert metrics[strings["glove.acc_held"]] == f"{100 * after:.1f} %" == "91.7 %"
+    lengths = held.mask.sum(axis=1)
+    chance = f"{100 * float(np.mean(1 / lengths)):.1f}"
+    caption = next(c.value for c in at.caption if chance in c.value)
+    if lang == "en":
+        assert "before and after training alike: 2 of the 48 held-out sentences before training, 44 after" in caption
+        assert f"Chance, a word picked at random, is {chance} %" in caption and "(12–13 words)" in caption
+    else:
+        assert "学習前は 2 文、学習後は 44 文" in caption and f"{chance} %" in caption
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_default_words_are_said_and_lists_use_the_languages_separator(lang):
+    at = open_clean(lang)
+    rule = " ".join(c.value for c in at.caption)
+    assert ("The query is “it”, the sentence's first pronoun. The target is “animal”, the first word after “the”, "
+            "“a” or “an” before “it”" in rule) if lang == "en" else ("クエリは文中で最初の代名詞「it」です。" in rule)
+    cloud = next(c.value for c in at.caption if "PCA" in c.value)
+    assert ("not 0.1452, because 0.1198, too 0.0989" in cloud) if lang == "en" else (
+        "not 0.1452、because 0.1198、too 0.0989" in cloud)
+
+
+def test_tiny_numbers_in_sentences_are_written_as_powers_of_ten():
+    from ui.glove import number
+
+    assert number(0.1801499) == "0.1801" and number(1.7e-07) == "1.7 × 10⁻⁷" and number(0.0) == "0.0000"

@@ -16,11 +16,15 @@ import streamlit as st
 
 from attention_core import glove as glove_core  # looked up at call time: tests replace glove_core.embed
 from attention_core.attention import MAX_SEED, ranks_in_rows
-from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
-from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
+from attention_core.glove_pronouns import (
+    DefaultWords, capitalised_words, default_target, default_words, load_pronoun_dataset, pronoun_batch,
+)
+from attention_core.glove_rows import direction_ranks, projected_row, rank_band, rank_counts, rank_summary, raw_row
 from attention_core.glove_training import TrainSetting, accuracy, head_rows, sentence_row
 from attention_core.pca import pca_3d
 from attention_core.self_attention import top_targets
+from attention_core.sentences import load_sentences
+from attention_core.text import tokenize
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
 from ui.common import (
@@ -30,10 +34,11 @@ from ui.common import (
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.glove_training import run_training, section_side_by_side
+from ui.i18n import sci
 
 S = "glove"
-DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired"  # as on the other pages
-DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"
+DOCUMENT_A = "animal_tired"  # data/sentences.toml's first preset: Document A's sentence, the default of every page
+TWIN = "street_wide"  # the same sentence ending in "wide"
 N_DRAWS = 2000  # random directions in the rank histogram: shares to about +-1 percentage point
 HIST_SEED = 0  # the histogram's one generator
 DK_OPTIONS = [16, 50, 64]
@@ -85,18 +90,73 @@ def evaluation(W_q, W_k, W_q0, W_k0, context: bool, _batch, split: str):
     return after, before
 
 
+@st.cache_data(show_spinner=False)
+def preset_tokens() -> dict:
+    """-> {preset id: its tokens} of data/sentences.toml, in file order (the first is the page's default)."""
+    return {s.id: tuple(tokenize(s.text)) for s in load_sentences()}
+
+
+@st.cache_data(show_spinner=False)
+def default_text() -> str:
+    return load_sentences()[0].text
+
+
 class Sentence(NamedTuple):
     words: list  # the known words, in order
     X: object  # (n, 50) their GloVe vectors
     qi: int  # the query word's position
     ti: int  # the target word's position
     kv: object  # the GloVe vectors
+    preset: str | None  # the id of the preset sentence these words are (DOCUMENT_A, TWIN, ...), or None
+
+
+class FilledTranslator:
+    """A translator whose texts are filled with this sentence's words: predict_then_reveal asks for its keys bare."""
+
+    def __init__(self, t, **values):
+        self._t, self._values, self.lang = t, values, t.lang
+
+    def __call__(self, key: str, **values) -> str:
+        return self._t(key, **{**self._values, **values})
+
+    def join(self, items) -> str:
+        return self._t.join(items)
+
+
+def quoted(t, word: str) -> str:
+    """A word of the sentence inside a sentence of this language: “word” or 「word」 (escaped for Markdown)."""
+    return t("glove.quoted", word=md_escape(word))
+
+
+def number(x: float) -> str:
+    """A weight or a loss in a sentence: 4 decimals, or 1.7 × 10⁻⁷ when that would print 0.0000."""
+    return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else sci(x)
+
+
+def try_values(t, s: Sentence | None) -> dict:
+    """The "What to try" box's first line: swap the adjective, only for the two preset sentences it is about."""
+    preset = s.preset if s is not None else None
+    return {"swap": t("glove.try_swap") if preset == DOCUMENT_A else t("glove.try_swap_back") if preset == TWIN else ""}
+
+
+def rule_caption(t, words, choice: DefaultWords, qi: int, ti: int) -> str:
+    """How the page chose the query and target it starts from (said only for the boxes still at that choice)."""
+    parts = []
+    if qi == choice.query:
+        parts.append(t(f"glove.rule_query_{choice.query_rule}", query=md_escape(words[qi])))
+    target, rule = default_target(words, qi, choice.names)
+    if ti == target:
+        parts.append(t(f"glove.rule_target_{rule}", query=md_escape(words[qi]), target=md_escape(words[ti])))
+    if parts:
+        parts.append(t("glove.rule_note"))
+    return " ".join(parts) if t.lang == "en" else "".join(parts)
 
 
 def controls(t) -> Sentence | None:
-    """The sentence, then the query and target words (offered from its words, each in the link);
-    None (with a message shown) when the sentence has fewer than two different known words."""
-    text = st.text_input(t("glove.sentence_label"), value=DEFAULT_SENTENCE, max_chars=MAX_CHARS,
+    """The sentence, then the query and target words (offered from its words, each in the link; they start at the
+    sentence's first pronoun and a noun before it); None (with a message shown) when the sentence has fewer than
+    two different known words."""
+    text = st.text_input(t("glove.sentence_label"), value=default_text(), max_chars=MAX_CHARS,
                          key="glove_sentence", bind="query-params", help=t("glove.sentence_help"))
     tokens = sentence_tokens(t, text)
     if tokens is None:
@@ -114,21 +174,25 @@ def controls(t) -> Sentence | None:
     if len(unique) < 2:
         st.warning(t("glove.one_word", word=md_escape(unique[0])))
         return None
+    choice = default_words(words, capitalised_words(text))
     c1, c2 = st.columns(2, gap="medium")
     query = url_selectbox(t("glove.query_label"), unique, "glove_query", widget=c1.selectbox,
-                          default=DEFAULT_QUERY if DEFAULT_QUERY in unique else unique[0])
+                          default=words[choice.query])
     targets = [w for w in unique if w != query]
     target = url_selectbox(t("glove.target_label"), targets, "glove_target", widget=c2.selectbox,
-                           default=DEFAULT_TARGET if DEFAULT_TARGET in targets else targets[0])
-    if DEFAULT_QUERY not in unique:
-        c1.info(t("glove.no_default_query", word=DEFAULT_QUERY, query=md_escape(query)))
-    if DEFAULT_TARGET not in targets:
-        c2.info(t("glove.no_default_target", word=DEFAULT_TARGET, target=md_escape(target)))
+                           default=words[default_target(words, words.index(query), choice.names)[0]])
+    qi, ti = words.index(query), words.index(target)
+    caption = rule_caption(t, words, choice, qi, ti)
+    if choice.query_rule == "last_word" and qi == choice.query:
+        st.info(caption, icon=":material/info:")  # no pronoun: say so where it is read first
+    elif caption:
+        st.caption(caption)
     for word in (query, target):
         if words.count(word) > 1:
             st.caption(t("glove.repeated", word=md_escape(word), count=words.count(word)))
     st.caption(t("glove.vectors_note", n=len(words), words=" · ".join(md_escape(w) for w in words)))
-    return Sentence(words, X, words.index(query), words.index(target), kv)
+    preset = next((key for key, tokens in preset_tokens().items() if tuple(words) == tokens), None)
+    return Sentence(words, X, qi, ti, kv, preset)
 
 
 def row_table(t, words, weights, target_index: int) -> dict:
@@ -158,17 +222,36 @@ def section_raw(t, s: Sentence) -> None:
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{x_{\mathrm{query}}\, X^\top}{\sqrt{50}}\right)")
     explanation(t("glove.a_explain"))
     row = raw_weights(X, qi)
-    if predict_then_reveal(t, S, 4, 3, key="glove_predict"):
-        order = top_targets(row)
+    rank, n = int(ranks_in_rows(row, ti)), len(words)
+    order = top_targets(row)
+    top = t.join(quoted(t, words[i]) + (t("glove.itself") if i == qi else "") for i in order[:4])
+    asked = FilledTranslator(t, query=md_escape(words[qi]), target=md_escape(words[ti]), rank=rank, n=n, top=top)
+    if predict_then_reveal(asked, S, 4, rank_band(rank, n), key="glove_predict"):
         st.markdown(t("glove.a_rank", target=md_escape(words[ti]), query=md_escape(words[qi]),
-                      rank=int(ranks_in_rows(row, ti)), n=len(words), weight=f"{row[ti]:.4f}",
-                      top=md_escape(words[order[0]]), top_weight=f"{row[order[0]]:.4f}"))
-        left, right = st.columns([2, 3], gap="medium")
-        with left:
-            show_table(t, row_table(t, words, row, ti), "glove_raw", "glove_raw_row.csv")
-        with right:
-            show_plotly(figure_spec(weight_bars, words, row, title=t("glove.bars_raw", query=words[qi]),
-                                    highlight=ti, value_label=t("glove.weight")), key="glove_raw_bars")
+                      rank=rank, n=n, weight=number(row[ti]),
+                      top=md_escape(words[order[0]]), top_weight=number(row[order[0]])))
+        if s.preset == DOCUMENT_A and (words[qi], words[ti]) == ("it", "animal"):  # Document A's row and rank
+            teachers_note(t, words, row, rank)
+        show_plotly(figure_spec(weight_bars, words, row, title=t("glove.bars_raw", query=words[qi]),
+                                highlight=ti, value_label=t("glove.weight")), key="glove_raw_bars")
+        show_table(t, row_table(t, words, row, ti), "glove_raw", "glove_raw_row.csv")
+
+
+def ordinal(t, rank: int) -> str:
+    """10 -> "10th" in English, "10" in Japanese (its sentence says 位)."""
+    if t.lang != "en":
+        return str(rank)
+    suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
+    return f"{rank}{suffix}"
+
+
+def teachers_note(t, words, row, rank: int) -> None:
+    """For a teacher holding Document A: its row is this row; its prose and its table disagree on the rank."""
+    weight = {word: float(row[words.index(word)]) for word in ("it", "not", "because", "animal")}
+    with st.expander(t("glove.teachers_title"), icon=":material/school:"):
+        st.markdown(t("glove.teachers_note", it=f"{weight['it']:.4f}", it6=f"{weight['it']:.6f}",
+                      **{k: f"{v:.4f}" for k, v in weight.items() if k != "it"},
+                      rank=rank, rank_th=ordinal(t, rank), n=len(words)))
 
 
 def reroll() -> None:
@@ -202,19 +285,20 @@ def section_random(t, s: Sentence) -> Projection:
     counts = draw_rank_counts(X, ti)
     summary = rank_summary(counts)
     show_plotly(figure_spec(rank_histogram, counts, highlight_rank=rank,
-                            title=t("glove.hist_title", target=words[ti], seeds=N_DRAWS),
+                            title=t("glove.hist_title", target=words[ti], seeds=f"{N_DRAWS:,}"),
                             rank_label=t("glove.rank_axis"), share_label=t("glove.share_axis"),
                             observed_label=t("glove.observed"), uniform_label=t("glove.uniform")),
                 key="glove_rank_hist")
-    st.caption(t("glove.hist_caption", draws=N_DRAWS, rank=rank, target=md_escape(words[ti]),
+    st.caption(t("glove.hist_caption", draws=f"{N_DRAWS:,}", rank=rank, target=md_escape(words[ti]),
                  mean=f"{summary['mean_rank']:.2f}", uniform_mean=f"{summary['uniform_mean_rank']:.1f}",
                  top=f"{100 * summary['top_share']:.1f}", bottom=f"{100 * summary['bottom_share']:.1f}",
-                 uniform=f"{100 * summary['uniform_share']:.1f}",
-                 top_half=f"{100 * summary['top_half_share']:.1f}",
-                 bottom_half=f"{100 * summary['bottom_half_share']:.1f}"))
+                 uniform=f"{100 * summary['uniform_share']:.1f}", halves=halves(t, summary)))
     explanation(t("glove.b_symmetry"))
-    explanation(t("glove.hist_why", draws=N_DRAWS, hist_seed=HIST_SEED, d=X.shape[1], numbers=2 * X.shape[1] * d_k,
-                  target=md_escape(words[ti])), caption=True)
+    if u_shaped(summary):
+        explanation(t("glove.b_ends", target=md_escape(words[ti]), top=f"{100 * summary['top_share']:.1f}",
+                      bottom=f"{100 * summary['bottom_share']:.1f}", uniform=f"{100 * summary['uniform_share']:.1f}"))
+    explanation(t("glove.hist_why", draws=f"{N_DRAWS:,}", hist_seed=HIST_SEED, d=X.shape[1],
+                  numbers=f"{2 * X.shape[1] * d_k:,}", target=md_escape(words[ti])), caption=True)
     ranks = list(range(1, len(words) + 1))
     csv_download(t("glove.download_hist"), pd.DataFrame({
         t("glove.col_rank"): ranks, t("glove.col_count"): [int(c) for c in counts],
@@ -222,6 +306,22 @@ def section_random(t, s: Sentence) -> Projection:
         t("glove.col_uniform"): [1.0 / len(words)] * len(words),
     }), "glove_rank_distribution.csv", "glove_hist_download")
     return Projection(d_k, seed)
+
+
+def halves(t, summary: dict) -> str:
+    """"top half (ranks 1-6) 43.0 %, bottom half (ranks 7-12) 42.6 %", with the middle rank of an odd n between."""
+    n, half = summary["n"], summary["n"] // 2
+    values = dict(top_last=half, bottom_first=n - half + 1, n=n, top=f"{100 * summary['top_half_share']:.1f}",
+                  bottom=f"{100 * summary['bottom_half_share']:.1f}")
+    if not summary["middle_rank"]:
+        return t("glove.halves_even", **values)
+    return t("glove.halves_odd", middle=summary["middle_rank"], middle_share=f"{100 * summary['middle_share']:.1f}",
+             **values)
+
+
+def u_shaped(summary: dict) -> bool:
+    """Both ends of the histogram hold more than twice the uniform share (what b_ends says)."""
+    return min(summary["top_share"], summary["bottom_share"]) > 2 * summary["uniform_share"]
 
 
 def section_cloud(t, s: Sentence, projection: Projection, trained: dict | None) -> None:
@@ -243,7 +343,7 @@ def section_cloud(t, s: Sentence, projection: Projection, trained: dict | None) 
                 key="glove_cloud_fig")
     order = [i for i in top_targets(weights) if i != qi][:3]
     st.caption(t("glove.cloud_caption", n=len(words), var=f"{100 * explained.sum():.1f}",
-                 top=", ".join(f"{md_escape(words[i])} {weights[i]:.4f}" for i in order)))
+                 top=t.join(f"{md_escape(words[i])} {number(weights[i])}" for i in order)))
 
 
 def train_controls(t) -> TrainSetting:
@@ -251,7 +351,8 @@ def train_controls(t) -> TrainSetting:
     d_k = c[0].selectbox(t("glove.train_dk"), TRAIN_DK, index=TRAIN_DK.index(DEFAULT.d_k), key="glove_train_dk")
     lr = c[1].selectbox(t("glove.train_lr"), TRAIN_LR, index=TRAIN_LR.index(DEFAULT.learning_rate), key="glove_train_lr")
     steps = c[2].slider(t("glove.train_steps"), 20, 800, DEFAULT.steps, step=10, key="glove_train_steps")
-    wd = c[3].selectbox(t("glove.train_wd"), TRAIN_WD, index=TRAIN_WD.index(DEFAULT.weight_decay), key="glove_train_wd")
+    wd = c[3].selectbox(t("glove.train_wd"), TRAIN_WD, index=TRAIN_WD.index(DEFAULT.weight_decay), key="glove_train_wd",
+                        help=t("glove.train_wd_help"))
     seed = c[4].number_input(t("glove.train_seed"), 0, MAX_SEED, DEFAULT.seed, step=1, key="glove_train_seed")
     context = c[5].toggle(t("glove.train_context"), DEFAULT.context, help=t("glove.train_context_help"),
                           key="glove_train_context")
@@ -270,8 +371,10 @@ def section_train(t, s: Sentence) -> dict | None:
     st.latex(r"\frac{\partial L}{\partial W_Q} = \sum h_{\mathrm{it}}^\top \frac{(a - e_c)^\top K}{m\sqrt{d_k}} + \lambda W_Q,"
              r"\qquad \frac{\partial L}{\partial W_K} = \sum H^\top \frac{(a - e_c)\, q}{m\sqrt{d_k}} + \lambda W_K")
     dataset, train_batch, held_batch = pronoun_data(s.kv)
+    explanation(t("glove.d_symbols"))
     explanation(t("glove.d_explain"))
     explanation(t("glove.d_why_context"))
+    explanation(t("glove.d_encoder"))
     st.caption(t("glove.dataset_info", train=len(dataset.train), pairs=len(dataset.train) // 2,
                  held=len(dataset.held_out), example=md_escape(dataset.train[0].text),
                  answer=md_escape(dataset.train[0].answer)))
@@ -291,7 +394,7 @@ def section_train(t, s: Sentence) -> dict | None:
     losses = state["losses"]
     show_plotly(figure_spec(loss_curve, losses, title=t("glove.loss_title"), step_label=t("glove.step_axis"),
                             loss_label=t("glove.loss_axis")), key="glove_loss_fig")
-    st.caption(t("glove.loss_caption", first=f"{losses[0]:.4f}", last=f"{losses[-1]:.4f}", steps=used.steps))
+    st.caption(t("glove.loss_caption", first=number(losses[0]), last=number(losses[-1]), steps=used.steps))
     args = (state["W_q"], state["W_k"], state["W_q_init"], state["W_k_init"], used.context)
     held_after, held_before = evaluation(*args, held_batch, "held_out")
     train_after, _ = evaluation(*args, train_batch, "train")
@@ -300,7 +403,11 @@ def section_train(t, s: Sentence) -> dict | None:
     m1.metric(t("glove.acc_held"), f"{100 * acc_after:.1f} %", f"{100 * (acc_after - acc_before):+.1f}")
     m2.metric(t("glove.acc_before"), f"{100 * acc_before:.1f} %")
     m3.metric(t("glove.acc_train"), f"{100 * accuracy(train_after, train_batch.answer):.1f} %")
-    st.caption(t("glove.acc_caption", right=int(round(acc_after * held_batch.size)), n=held_batch.size))
+    lengths = held_batch.mask.sum(axis=1)
+    st.caption(t("glove.acc_caption", right=int(round(acc_after * held_batch.size)), n=held_batch.size,
+                 before=int(round(acc_before * held_batch.size)),
+                 words=f"{lengths.min()}" if lengths.min() == lengths.max() else f"{lengths.min()}–{lengths.max()}",
+                 chance=f"{100 * float(np.mean(1 / lengths)):.1f}"))
     ranks_after, ranks_before = ranks_in_rows(held_after, held_batch.answer), ranks_in_rows(held_before, held_batch.answer)
     table = {
         t("glove.col_sentence"): [s.text for s in dataset.held_out],
@@ -331,12 +438,12 @@ def your_sentence(t, state, dataset, words, X, qi: int, ti: int) -> None:
                                 highlight=ti, value_label=t("glove.weight")), key="glove_after_bars")
     st.markdown(t("glove.your_rank", target=md_escape(words[ti]), query=md_escape(words[qi]), n=len(words),
                   before=int(ranks_in_rows(before, ti)), after=int(ranks_in_rows(after, ti)),
-                  weight=f"{after[ti]:.4f}"))
+                  weight=number(after[ti])))
     if words[qi] != dataset.pronoun:
         st.caption(t("glove.query_not_pronoun", query=md_escape(words[qi]), pronoun=dataset.pronoun))
     if tuple(words) in {s.tokens for s in dataset.train}:
         st.caption(t("glove.in_training"))
     else:
         unseen = [w for w in dict.fromkeys(words) if w not in dataset.training_words()]
-        st.caption(t("glove.not_in_training", words=", ".join(md_escape(w) for w in unseen) or "—"))
+        st.caption(t("glove.not_in_training", words=t.join(md_escape(w) for w in unseen) or "—"))
     show_table(t, row_table(t, words, after, ti), "glove_after", "glove_trained_row.csv")

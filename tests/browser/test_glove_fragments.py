@@ -44,7 +44,7 @@ async def scenario(url: str) -> tuple[dict, dict, str, str]:
     await tab.connect()
     try:
         await tab.open_page("glove")
-        await set_widget(tab, "glove_predict", "Near the bottom of the row")
+        await set_widget(tab, "glove_predict", "Below the middle of the row")
         raw_before = json.dumps(cloud_figure(tab)["data"])
         seed, _ = await set_widget(tab, "glove_seed", 7)
         assert seed.fragment_id, "the seed is drawn inside a fragment: a new seed reruns section (b) only"
@@ -58,7 +58,7 @@ async def scenario(url: str) -> tuple[dict, dict, str, str]:
     await fresh.connect()
     try:
         await fresh.open_page("glove", "glove_seed=8&glove_cloud=projected")
-        await set_widget(fresh, "glove_predict", "Near the bottom of the row")
+        await set_widget(fresh, "glove_predict", "Below the middle of the row")
         expected = cloud_figure(fresh)
     finally:
         await fresh.close()

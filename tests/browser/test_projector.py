@@ -80,7 +80,6 @@ def assert_rendered(page) -> None:
 KNOWN_PROBLEMS = {
     "qkv": ["qkv.values_title"],  # charts/library.py value_swatches: its long title is cut in a narrow column
     "rnn": [0],  # the influence chart after the prediction: the long sentence's words overlap on its x axis
-    "glove": [("glove.bars_raw", {"query": "it"})],  # the raw-GloVe bars after the prediction: words overlap
 }
 
 
