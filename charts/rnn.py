@@ -8,7 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from charts.dicts import figure, layout as _layout
+from charts.matrix import column_ticks
 from charts.style import ACCENT, OKABE_ITO, SECOND
+
+# The influence chart stands at full width: its plot area at 1280x720 with the sidebar open is about this wide.
+FULL_PAGE_PLOT_PX = 700
 
 PROBE_COLOURS = [OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3], OKABE_ITO[5], OKABE_ITO[4]]  # no orange: that is attention
 
@@ -49,10 +53,13 @@ def influence_chart(
                 f"<br>{names['steps']} = %{{customdata[1]}}<extra></extra>"
             ),
         })
+    # Dense words stand upright, every k-th one when even that is too tight (the hover names every word).
+    tick_at, tick_size, tick_angle = column_ticks(len(labels), FULL_PAGE_PLOT_PX)
     layout = _layout(title, height) | {
         "xaxis": {
-            "title": {"text": names["x"]}, "tickvals": positions, "ticktext": labels,
-            "tickangle": -60 if len(labels) > 12 else 0, "range": [0.5, len(labels) + 0.5],
+            "title": {"text": names["x"]}, "tickvals": [positions[i] for i in tick_at],
+            "ticktext": [labels[i] for i in tick_at], "tickangle": "auto" if tick_angle is None else tick_angle,
+            "tickfont": {"size": tick_size}, "range": [0.5, len(labels) + 0.5], "automargin": True,
         },
         "yaxis": {"title": {"text": names["y"]}, "type": "log", "exponentformat": "power"},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
