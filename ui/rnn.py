@@ -159,7 +159,7 @@ def show_steps(t, n: int) -> None:
     left, middle, right = st.columns(3)
     left.metric(t("rnn.metric_rnn"), steps["rnn"], help=t("rnn.metric_rnn_help"))
     middle.metric(t("rnn.metric_attention"), steps["attention"], help=t("rnn.metric_attention_help"))
-    right.metric(t("rnn.metric_pairs"), f"{n} × {n} = {steps['pairs']}")
+    right.metric(t("rnn.metric_pairs"), f"{n} × {n} = {steps['pairs']:,}")
 
 
 def ratio_text(profile) -> str:
@@ -210,7 +210,7 @@ def influence_view(tokens: tuple[str, ...], hidden: int, radius: float, seed: in
         t("rnn.col_rnn_steps"): profile.rnn_steps,
         t("rnn.col_attention_steps"): profile.attention_steps,
     })
-    fig = influence_chart(known, rnn, att, profile.rnn_steps, profile.attention_steps, names)
+    fig = influence_chart(known, rnn, att, profile.rnn_steps, profile.attention_steps, names, value_text=number_text)
     # On screen the norms read 2.357 × 10⁻⁷ (text); the CSV keeps the numbers. An Arrow table: st.dataframe sends it
     # as it is (no DataFrame conversion on every rerun).
     shown = table.assign(**{name: [number_text(x) for x in table[name]] for name in (t("rnn.col_rnn"),
