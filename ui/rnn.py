@@ -174,8 +174,8 @@ def number_text(x: float, digits: int = 4) -> str:
 
 
 def attention_spread(profile) -> dict:
-    """What the caption says of attention's line: its range over the words before the last (the last word is the
-    query itself), their ratio, and the first word against the median word (no shrinking with distance)."""
+    """What the caption says of attention's line: its range and the ratio of its ends (it is not flat), and the first
+    word against the median word before the last, the query itself (nothing shrinks with distance)."""
     att = profile.attention_norm
     before = att[:-1] if len(att) > 1 else att
     return dict(att_min=number_text(att.min()), att_max=number_text(att.max()),
@@ -225,7 +225,9 @@ def show_influence(t, tokens: list[str], hidden: int, radius: float, seed: int, 
     st.caption(view["caption"])
     explanation(t("rnn.fig1_note"), caption=True)
     with st.expander(t("rnn.table_title")):
-        st.dataframe(view["table"], hide_index=True)
+        norms = st.column_config.TextColumn(alignment="right")  # numbers written as text (powers of ten)
+        st.dataframe(view["table"], hide_index=True, column_config={t("rnn.col_rnn"): norms,
+                                                                   t("rnn.col_attention"): norms})
         csv_download(t("rnn.download_influence"), view["csv"], "rnn_influence.csv", key="rnn_download_influence")
 
 

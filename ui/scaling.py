@@ -25,6 +25,7 @@ from ui.i18n import sci
 from ui.startup import SCALING_TABLE_SEED as TABLE_SEED, scaling_table as table  # noqa: F401 - the lesson's table
 
 S = "scaling"
+JACOBIAN_NORM = r"$\lVert \mathrm{diag}(p) - pp^\top \rVert_F$"  # the F a subscript (a typed "_F" is not)
 DEFAULT_KEYS = TABLE_KEYS  # the bars, the animation and the question compare the same 16 keys the table averages over
 
 
@@ -116,7 +117,8 @@ def section_histogram(t, c: Controls) -> None:
     m_sd.metric(t(f"{S}.metric_sd"), num(hist["sd"]), help=t(f"{S}.metric_sd_help", theory=num(theory ** 0.5)))
     m_max.metric(t(f"{S}.metric_max"), f"{summary['max']:.3f}")
     m_h.metric(t(f"{S}.metric_entropy"), f"{summary['entropy']:.3f}", help=t(f"{S}.metric_entropy_help"))
-    m_j.metric(t(f"{S}.metric_jacobian"), f"{summary['jacobian']:.3f}", help=t(f"{S}.metric_jacobian_help"))
+    m_j.metric(t(f"{S}.metric_jacobian", norm=JACOBIAN_NORM), f"{summary['jacobian']:.3f}",
+               help=t(f"{S}.metric_jacobian_help"))
     show_plotly(score_histogram(
         hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
         x_title=t(f"{S}.x_scaled" if c.scale else f"{S}.x_unscaled"), y_title=t(f"{S}.y_density"),
@@ -140,7 +142,8 @@ def section_weights(t, c: Controls) -> None:
                                      t(f"{S}.weights_label")), key="scaling_weights")
     st.caption(t(f"{S}.weights_caption", max=f"{summary['max']:.4f}", top=key_labels[top],
                  h=f"{summary['entropy']:.4f}", n=c.n_keys,
-                 hmax=f"{row_summary([1.0 / c.n_keys] * c.n_keys)['entropy']:.4f}", j=f"{summary['jacobian']:.4f}"))
+                 hmax=f"{row_summary([1.0 / c.n_keys] * c.n_keys)['entropy']:.4f}", j=f"{summary['jacobian']:.4f}",
+                 norm=JACOBIAN_NORM))
 
 
 def section_animation(t, c: Controls) -> None:
