@@ -24,8 +24,8 @@ SAMPLE_CHUNK = 1 << 19  # score_sample draws its keys this many numbers at a tim
 # The table: TABLE_DRAWS independent draws of Q (16 x 1024) and K (16 x 1024); d uses the first d coordinates.
 # Each figure is a mean over draws; its standard error is sd(per-draw means) / sqrt(TABLE_DRAWS). The noisiest
 # column is the unscaled entropy at d = 4 (sd of the per-draw mean about 0.19 nats), so 2,000 draws give an SE
-# of about 0.0043 (every other column below 0.002): a 95 % interval narrower than 0.01, so another seed moves
-# the second decimal by at most one step. ``table_standard_errors`` reports the measured values.
+# of about 0.0043 (every other column below 0.002): a 95 % interval narrower than 0.01. Two seeds' tables differ by
+# sqrt(2) times one table's error (a difference of two means). ``table_standard_errors`` reports the measured values.
 TABLE_KEYS = 16
 TABLE_QUERIES = 16
 TABLE_DRAWS = 2000

@@ -8,7 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from charts.dicts import figure, layout as _layout
+from charts.matrix import column_ticks
 from charts.style import ACCENT, OKABE_ITO, SECOND
+
+# The influence chart stands at full width: its plot area at 1280x720 with the sidebar open is about this wide.
+FULL_PAGE_PLOT_PX = 700
 
 PROBE_COLOURS = [OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3], OKABE_ITO[5], OKABE_ITO[4]]  # no orange: that is attention
 
@@ -26,12 +30,15 @@ def influence_chart(
     names: dict[str, str],
     title: str | None = None,
     height: int = 440,
+    value_text=None,
 ) -> dict:
     """tokens: (n,), *_norm: (n,) positive, *_steps: (n,) ints -> figure dict: two lines over the positions, log y axis.
 
     ``names`` holds the localised texts: "rnn", "attention" (trace names), "x", "y" (axis titles),
-    "steps" (hover label for the path length).
+    "steps" (hover label for the path length). ``value_text`` writes a norm for the hover (the page's own way,
+    1.7 × 10⁻⁷; Plotly's formats only know 1.7e-7); default: 4 significant digits.
     """
+    value_text = value_text or "{:.4g}".format
     labels = [str(w) for w in tokens]
     positions = list(range(1, len(labels) + 1))
     data = []
@@ -43,16 +50,20 @@ def influence_chart(
             "type": "scatter", "x": positions, "y": _floats(values), "mode": "lines+markers", "name": names[key],
             "line": {"color": colour, "dash": dash, "width": 2.5},
             "marker": {"color": colour, "symbol": symbol, "size": 8},
-            "customdata": [[w, int(s)] for w, s in zip(labels, np.asarray(steps, dtype=int))],
+            "customdata": [[w, int(s), value_text(v)]
+                           for w, s, v in zip(labels, np.asarray(steps, dtype=int), _floats(values))],
             "hovertemplate": (
-                f"%{{x}}: %{{customdata[0]}}<br>{names[key]} = %{{y:.4e}}"
+                f"%{{x}}: %{{customdata[0]}}<br>{names[key]} = %{{customdata[2]}}"
                 f"<br>{names['steps']} = %{{customdata[1]}}<extra></extra>"
             ),
         })
+    # Dense words stand upright, every k-th one when even that is too tight (the hover names every word).
+    tick_at, tick_size, tick_angle = column_ticks(len(labels), FULL_PAGE_PLOT_PX)
     layout = _layout(title, height) | {
         "xaxis": {
-            "title": {"text": names["x"]}, "tickvals": positions, "ticktext": labels,
-            "tickangle": -60 if len(labels) > 12 else 0, "range": [0.5, len(labels) + 0.5],
+            "title": {"text": names["x"]}, "tickvals": [positions[i] for i in tick_at],
+            "ticktext": [labels[i] for i in tick_at], **({} if tick_angle is None else {"tickangle": tick_angle}),
+            "tickfont": {"size": tick_size}, "range": [0.5, len(labels) + 0.5], "automargin": True,
         },
         "yaxis": {"title": {"text": names["y"]}, "type": "log", "exponentformat": "power"},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},

@@ -91,7 +91,8 @@ def test_steps_1_to_3_in_english():
     assert len(plane["data"]) == 6
     expected = lookup(LIB.queries[0].vector, LIB.keys, LIB.values, 1.0).output
     table = at.dataframe[0].value
-    assert table.iloc[-1]["w × v (RGB)"] == "(" + ", ".join(f"{v:.2f}" for v in expected) + ")"
+    # one decimal on screen, as the caption writes the output (the table fits a 1280-px projector)
+    assert table.iloc[-1]["w × v (RGB)"] == "(" + ", ".join(f"{v:.1f}" for v in expected) + ")"
     assert table.iloc[-1]["weight (%)"] == "100.00"
     assert (table.iloc[-1][["key k", "value v (RGB)", "q · k", "score q·k/τ"]] == "").all(), "empty, not None"
     assert not table.isna().any().any()
@@ -230,3 +231,22 @@ def test_a_preset_after_your_own_question_and_back_never_raises():
     at.segmented_control(key="qkv_step").set_value(3).run()
     assert_clean(at)
     assert at.selectbox(key="qkv_query").value is None
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_shares_are_listed_as_the_language_lists(lang):
+    """Step 2's sentence lists the four books' shares with the language's separator (、 in Japanese), and no number or
+    list on any step breaks the page's number style."""
+    from tests.number_style import number_style_problems
+    from ui.i18n import Translator
+
+    t = Translator(lang)
+    at = go_to(open_page(PAGE, lang), 2)
+    titles = [b.title[lang] for b in LIB.books]
+    found = lookup(LIB.queries[0].vector, LIB.keys, LIB.values, 1.0)
+    listed = t.join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
+    assert any(listed in m.value for m in at.markdown)
+    assert (", " not in listed) if lang == "ja" else ("、" not in listed)
+    for step in (0, 1, 2, 3):
+        go_to(at, step)
+        assert number_style_problems(at, lang) == [], step

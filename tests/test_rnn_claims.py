@@ -24,7 +24,7 @@ from attention_core.rnn_probe import (
     orthogonal_matrix,
 )
 from charts.rnn import influence_chart, memory_probe_chart
-from ui.rnn import DEFAULTS, FULL, LOST, PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN
+from ui.rnn import DEFAULTS, FULL, LOST, PROBE_D, PROBE_HIDDEN, PROBE_LENGTHS, PROBE_TEST, PROBE_TRAIN, number_text
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = {lang: tomllib.loads((ROOT / f"locales/{lang}/rnn.toml").read_text("utf-8")) for lang in ("en", "ja")}
@@ -54,9 +54,15 @@ def test_no_typed_figures_or_impossible_r2_in_the_text():
 def test_attention_gap_is_printed_as_an_upper_bound():
     from ui.rnn import gap_text
 
-    assert gap_text([1.0, 1.0]) == "1e-16"
-    assert gap_text([1.0, 1 - 3e-9]) == "3e-09"
-    assert float(gap_text(probe().attention_r2)) >= float(np.max(1 - probe().attention_r2))
+    assert gap_text([1.0, 1.0]) == "1 × 10⁻¹⁶"
+    assert gap_text([1.0, 1 - 3e-9]) == "3 × 10⁻⁹"
+    assert power_of_ten_value(gap_text(probe().attention_r2)) >= float(np.max(1 - probe().attention_r2))
+
+
+def power_of_ten_value(text: str) -> float:
+    """ "3 × 10⁻⁹" -> 3e-09 (how the page writes a power of ten, read back)."""
+    mantissa, power = text.split(" × 10")
+    return float(mantissa) * 10.0 ** int(power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
 
 
 # --- "the random RNN loses the first word; a bigger state a little later" -----------------------------------------------
@@ -188,7 +194,24 @@ def test_chart_dicts_validate_as_plotly_figures():
     np.testing.assert_allclose(fig.data[1].y, b.first_r2[0])
     spec = influence_chart(["a", "b"], [1e-3, 1.0], [0.5, 0.5], [2, 1], [1, 1], names)
     fig = go.Figure(spec)
-    assert fig.layout.yaxis.type == "log" and list(fig.data[0].customdata[0]) == ["a", 2]
+    assert fig.layout.yaxis.type == "log" and list(fig.data[0].customdata[0]) == ["a", 2, "0.001"]
+    spec = influence_chart(["a", "b"], [1.7e-7, 1.0], [0.5, 0.5], [2, 1], [1, 1], names, value_text=number_text)
+    assert spec["data"][0]["customdata"][0][2] == "1.700 × 10⁻⁷" and "%{y:" not in spec["data"][0]["hovertemplate"]
+
+
+def test_dense_words_stand_upright_without_overlapping():
+    """40 words on the influence chart's full-width axis: upright labels, each at least a label's width apart."""
+    from charts.matrix import TICK_MIN_PX
+    from charts.rnn import FULL_PAGE_PLOT_PX
+
+    names = {"rnn": "r", "attention": "a", "x": "x", "y": "y", "steps": "s"}
+    words = [f"w{i}" for i in range(40)]
+    axis = influence_chart(words, [1.0] * 40, [1.0] * 40, [1] * 40, [1] * 40, names)["layout"]["xaxis"]
+    assert axis["tickangle"] == -90
+    spacing = FULL_PAGE_PLOT_PX / 40 * (axis["tickvals"][1] - axis["tickvals"][0])
+    assert spacing >= TICK_MIN_PX
+    few = influence_chart(["a", "b", "c"], [1.0] * 3, [1.0] * 3, [1] * 3, [1] * 3, names)["layout"]["xaxis"]
+    assert few["ticktext"] == ["a", "b", "c"] and "tickangle" not in few  # Plotly's own choice: flat when it fits
 
 
 # --- the fast influence path ---------------------------------------------------------------------------

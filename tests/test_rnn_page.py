@@ -11,6 +11,7 @@ from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
+from ui.i18n import sci
 
 pytestmark = pytest.mark.pages
 
@@ -87,7 +88,7 @@ def test_default_view_shows_the_right_numbers(lang, glove):
     assert_clean(at)
     text = next(s.text for s in load_sentences() if s.id == "long_memory")
     n = len(tokenize(text))
-    assert metrics(at) == [str(n), "1", f"{n} × {n} = {n * n}"]
+    assert metrics(at) == [str(n), "1", f"{n} × {n} = {n * n:,}"]
     assert influence_figure(at) is None, "the figure that settles the question waits for an answer"
     assert_probe_matches_core(at, 0.9, 0)
     reveal(at)
@@ -98,7 +99,7 @@ def test_default_view_shows_the_right_numbers(lang, glove):
     np.testing.assert_allclose(rnn_y, expected.rnn_norm, rtol=1e-9)
     np.testing.assert_allclose(att_y, expected.attention_norm, rtol=1e-9)
     assert rnn_y[0] / rnn_y[-1] < 1e-2  # the answer the page asks learners to predict
-    ratio = f"{expected.rnn_norm[0] / expected.rnn_norm[-1]:.2g}"
+    ratio = sci(expected.rnn_norm[0] / expected.rnn_norm[-1], 2)  # 1.7 × 10⁻⁷, as the page writes it
     captions = " ".join(c.value for c in at.caption)
     assert captions.count(ratio) >= 2, "the predicted ratio is formatted from the computation (answer and caption)"
     assert len(at.get("download_button")) == 2
@@ -263,3 +264,61 @@ def test_presenter_mode_and_the_framing(lang):
     assert_clean(at)
     assert len(plotly_figures(at)) == 2  # (figure fonts in presenter mode: tests/test_sharing.py)
     assert_probe_matches_core(at, 1.55, 0)
+
+
+# --- what the reveal says of attention's line; numbers; jargon ---
+
+def test_attentions_line_varies_with_the_words_not_with_distance(glove):
+    """Predict_why: attention's line is not flat (about tenfold from the smallest to the largest at the defaults), yet
+    nothing in it shrinks with distance: a word repeated at two positions gets the same norm (no position in the
+    layer), and the first word is above the median word."""
+    from ui.i18n import load_strings
+
+    tokens = tokenize(next(s.text for s in load_sentences() if s.id == "long_memory"))
+    att = influence_profile(embed(tokens, glove)[0], 32, 0.9, 0).attention_norm
+    assert 7 < att.max() / att.min() < 14, "about tenfold"
+    before = att[:-1]  # the last word is the query itself
+    repeated = [w for w in set(tokens[:-1]) if tokens[:-1].count(w) > 1]
+    assert repeated, "the long preset repeats a word"
+    for word in repeated:
+        values = [before[i] for i, w in enumerate(tokens[:-1]) if w == word]
+        np.testing.assert_allclose(values, values[0], rtol=1e-9)
+    assert att[0] > np.median(before)
+    assert "about tenfold" in load_strings("en")["rnn.predict_why"]
+    assert "およそ 10 倍" in load_strings("ja")["rnn.predict_why"]
+    assert "stays flat" not in load_strings("en")["rnn.predict_why"]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_numbers_read_as_written(lang, glove):
+    """1.7 × 10⁻⁷, never 1.7e-07 (caption, answer, table, probe lines, hover); 1,000 sentences."""
+    from tests.number_style import number_style_problems
+
+    at = reveal(open_page(PAGE, lang))
+    assert number_style_problems(at, lang) == []
+    captions = " ".join(c.value for c in at.caption)
+    assert "× 10⁻" in captions and "1,000" in captions
+    table = at.dataframe[0].value
+    assert "× 10⁻" in table.iloc[0, 2], "the first word's tiny RNN norm is a power of ten in the table"
+    hover = influence_figure(at)["data"][0]
+    assert "× 10⁻" in hover["customdata"][0][2] and "%{y:.4e}" not in hover["hovertemplate"]
+
+
+GLOSSES = {  # term -> the words of its one-line explanation on the page
+    "en": {"spectral radius": "largest eigenvalue magnitude", "singular value": "stretches a vector",
+           "Jacobian": "how much each number of the output moves", "ridge regression": "small penalty on large weights",
+           "R²": "share of the first word's variation"},
+    "ja": {"スペクトル半径": "固有値の絶対値の最大", "特異値": "伸びる倍率", "ヤコビアン": "出力の各数がどれだけ動くか",
+           "リッジ回帰": "罰則", "R²": "取り戻せた割合"},
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_jargon_is_glossed_on_the_page(lang):
+    from tests.visible_text import visible_texts
+
+    at = reveal(open_page(PAGE, lang))
+    shown = " ".join(visible_texts(at)) + " ".join(c.value for c in at.caption)
+    for term, gloss in GLOSSES[lang].items():
+        assert term in shown and gloss in shown, term
+    assert GLOSSES[lang]["spectral radius" if lang == "en" else "スペクトル半径"] in at.slider(key="rnn_radius").help

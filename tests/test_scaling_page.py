@@ -8,6 +8,7 @@ import pytest
 
 from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, prefix_weights, random_query_keys
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+from ui.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -65,7 +66,7 @@ def test_default_view_renders_clean(lang):
     assert len(plotly_figures(at)) == 4  # histogram, weights, animation, sampling (the table waits for a prediction)
     assert not at.dataframe and not at.get("download_button")
     assert at.select_slider(key="scaling_d").value == 64 and at.toggle(key="scaling_scale").value is True
-    assert at.slider(key="scaling_keys").value == 8
+    assert at.slider(key="scaling_keys").value == 16  # the 16 keys the question and the table compare
     assert_all_finite(at)
 
 
@@ -118,13 +119,17 @@ def test_prediction_reveals_the_table_and_its_chart(lang):
     at.radio(key="scaling_predict").set_value(4).run()
     assert_clean(at)
     assert at.success, "answer 4 (above 0.9) is the right one"
-    df = at.dataframe[0].value
-    assert len(df) == len(DIM_CHOICES)
-    assert list(df.iloc[:, 0]) == list(DIM_CHOICES)
-    max_unscaled, max_scaled = df.iloc[:, 3], df.iloc[:, 4]
-    assert max_unscaled.iloc[-1] > 0.9
+    df = at.dataframe[0].value  # one row per measure, one column per d (numbers as text)
+    strings = load_strings(lang)
+    assert list(df.columns)[1:] == [str(d) for d in DIM_CHOICES]
+    rows = {row[0]: [float(x.replace(",", "")) for x in row[1:]] for row in df.itertuples(index=False)}
+    assert list(rows) == [strings[f"scaling.{k}"] for k in ("col_var", "col_ratio", "col_max_u", "col_max_s",
+                                                             "col_h_u", "col_h_s", "col_j_u", "col_j_s")]
+    max_unscaled, max_scaled = np.array(rows[strings["scaling.col_max_u"]]), np.array(rows[strings["scaling.col_max_s"]])
+    assert max_unscaled[-1] > 0.9
     assert ((max_scaled > 0.2) & (max_scaled < 0.3)).all()
-    assert np.all(np.abs(df.iloc[:, 2] - 1) < 0.05)  # var(q.k / sqrt d) = 1 at every d
+    assert np.all(np.abs(np.array(rows[strings["scaling.col_ratio"]]) - 1) < 0.05)  # var(q.k / sqrt d) = 1 at every d
+    np.testing.assert_allclose(rows[strings["scaling.col_var"]], DIM_CHOICES, rtol=0.05)  # var(q.k) = d
     assert at.get("download_button")
     figs = plotly_figures(at)
     assert len(figs) == 5
@@ -156,3 +161,67 @@ def test_the_csv_has_a_bom_and_keeps_english_snake_case_headers(lang, monkeypatc
     lines = data.decode("utf-8-sig").splitlines()
     assert lines[0].startswith("d,var_qk,var_qk_se,var_ratio,var_ratio_se,max_unscaled")
     assert len(lines) == 1 + len(DIM_CHOICES)
+
+
+# --- how the page writes numbers, lists and its jargon ---
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_numbers_and_lists_read_as_written(lang):
+    """No 1.7e-07, no 2000 without its separator, no ASCII ", " in a Japanese list: at the defaults (revealed) and
+    with a temperature that makes the theory's variance tiny."""
+    from tests.number_style import number_style_problems
+
+    at = open_page(PAGE, lang)
+    at.radio(key="scaling_predict").set_value(4).run()
+    assert_clean(at)
+    assert number_style_problems(at, lang) == []
+    assert any("4,096" in c.value for c in at.caption), "the histogram's count is grouped"
+    at = set_controls(at, 4, True, T_HI, 16, 0)
+    assert_clean(at)
+    assert number_style_problems(at, lang) == []
+
+
+def test_the_number_checks_catch_each_rule():
+    from tests.number_style import text_problems
+
+    assert text_problems(["first 4.1e-06, last 1.3"], "en") and text_problems(["Averaging 2000 random draws"], "en")
+    assert text_problems(["猫 78.9 %, 犬 10.0 %"], "ja") and not text_problems(["猫 78.9 %、犬 10.0 %"], "ja")
+    assert text_problems(["4.1 × 10⁻⁶", "2,000 draws", "d = 1024", "16 × 1024", "0.1234", "q = (1.0, 2.0)",
+                          "%{y:.4e}", "at d = 1024."], "en") == []
+    assert text_problems(["at d = 10240."], "en")
+
+
+def test_num_writes_small_numbers_as_powers_of_ten():
+    from ui.scaling import num
+
+    assert num(0.000123456) == "1.235 × 10⁻⁴" and num(0.0025) == "0.0025" and num(12345.6) == "12,346"
+
+
+GLOSSED = {  # the jargon of the page -> where it is explained at first sight (a metric's tooltip, the intro)
+    "en": {"entropy": "how spread the weights are", "nats": "natural log", "Frobenius": "sum of the squared entries",
+           "Jacobian": "how much each weight moves when one score is nudged"},
+    "ja": {"エントロピー": "散らばり具合", "ナット": "自然対数", "フロベニウスノルム": "2 乗和の平方根",
+           "ヤコビアン": "各重みがどれだけ動くか"},
+}
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_jargon_is_glossed_and_the_norm_written_properly(lang, presenter):
+    """Entropy, nats, the Frobenius norm and the Jacobian each get a one-line gloss on the page (the metrics' tooltips
+    stay in presenter mode); the norm's F is a subscript (LaTeX or <sub>), never a typed "_F"."""
+    from tests.visible_text import visible_texts
+
+    at = open_page(PAGE, lang, query={"presenter": "true"} if presenter else None)
+    at.radio(key="scaling_predict").set_value(4).run()
+    assert_clean(at)
+    helps = " ".join(m.help for m in at.metric)
+    texts = visible_texts(at)
+    shown = " ".join(texts)
+    for term, gloss in GLOSSED[lang].items():
+        assert term in shown and gloss in shown, term
+    for term in ("entropy", "Frobenius") if lang == "en" else ("エントロピー", "フロベニウスノルム"):
+        assert term.lower() in helps.lower(), term
+    jacobian_label = at.metric[3].label
+    assert r"\rVert_F$" in jacobian_label and jacobian_label.count("$") == 2
+    assert [t for t in texts if "‖_F" in t or "‖J‖_F" in t] == []

@@ -154,7 +154,7 @@ def section_weights(t, lib, run: dict) -> None:
         found.weights[found.best]))
     show_plotly(figure_spec(bars, titles, found.weights, title=t("qkv.weights_title"), highlight=found.best,
                             value_label=t("qkv.weight"), as_percent=True), key="qkv_weights")
-    shares = ", ".join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
+    shares = t.join(f"{title} {100 * w:.1f} %" for title, w in zip(titles, found.weights))
     st.markdown(t("qkv.weights_caption", shares=shares, total=100 * found.total))
     st.markdown(t("qkv.top_line", number=found.best + 1, title=titles[found.best],
                   share=100 * found.weights[found.best]))
@@ -207,6 +207,10 @@ def section_table(t, lib, c: Controls, run: dict, revealed: bool) -> None:
             rows.append({t("qkv.col_book"): t("qkv.output_row"), t("qkv.col_weight"): 100 * found.total,
                          t("qkv.col_contribution"): vector_text(found.output, 2)})
         table = pd.DataFrame(rows)  # numbers as numbers (the CSV); the screen shows them as text, blanks as ""
-        st.dataframe(pd.DataFrame([{col: number_text(v) if isinstance(v, float) else v for col, v in row.items()}
-                                   for row in rows], columns=table.columns).fillna(""), hide_index=True)
+        shown = pd.DataFrame([{col: number_text(v) if isinstance(v, float) else v for col, v in row.items()}
+                              for row in rows], columns=table.columns).fillna("")
+        if revealed:  # w x v to one decimal on screen, as the caption writes the output (the table fits a projector)
+            vectors = [*found.contributions, found.output]
+            shown[t("qkv.col_contribution")] = [vector_text(v, 1) for v in vectors]
+        st.dataframe(shown, hide_index=True)
         csv_download(t("qkv.csv"), table, f"qkv_library_step{step}.csv", key="qkv_csv")

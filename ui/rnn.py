@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
@@ -21,7 +22,7 @@ from ui.common import (
     url_selectbox,
 )
 from ui.display import show_plotly
-from ui.i18n import Translator
+from ui.i18n import Translator, sci
 
 SECTION = "rnn"
 CUSTOM = "custom"
@@ -158,12 +159,28 @@ def show_steps(t, n: int) -> None:
     left, middle, right = st.columns(3)
     left.metric(t("rnn.metric_rnn"), steps["rnn"], help=t("rnn.metric_rnn_help"))
     middle.metric(t("rnn.metric_attention"), steps["attention"], help=t("rnn.metric_attention_help"))
-    right.metric(t("rnn.metric_pairs"), f"{n} × {n} = {steps['pairs']}")
+    right.metric(t("rnn.metric_pairs"), f"{n} × {n} = {steps['pairs']:,}")
 
 
 def ratio_text(profile) -> str:
     rnn = profile.rnn_norm
-    return f"{rnn[0] / rnn[-1]:.2g}" if rnn[-1] > 0 else "—"
+    return number_text(rnn[0] / rnn[-1], 2) if rnn[-1] > 0 else "—"
+
+
+def number_text(x: float, digits: int = 4) -> str:
+    """``digits`` significant digits; a power of ten (1.7 × 10⁻⁷) outside 0.001 .. 10,000, never 1.7e-07."""
+    x = float(x)
+    return f"{x:.{digits}g}" if x == 0 or 1e-3 <= abs(x) < 1e4 else sci(x, digits)
+
+
+def attention_spread(profile) -> dict:
+    """What the caption says of attention's line: its range and the ratio of its ends (it is not flat), and the first
+    word against the median word before the last, the query itself (nothing shrinks with distance)."""
+    att = profile.attention_norm
+    before = att[:-1] if len(att) > 1 else att
+    return dict(att_min=number_text(att.min()), att_max=number_text(att.max()),
+                att_spread=f"{att.max() / att.min():.3g}", att_first=number_text(att[0]),
+                att_median=number_text(float(np.median(before))))
 
 
 # Each section's whole view (figure dict, captions, table, CSV bytes) is cached under its small arguments: a rerun
@@ -182,9 +199,8 @@ def influence_view(tokens: tuple[str, ...], hidden: int, radius: float, seed: in
     }
     rnn, att = profile.rnn_norm, profile.attention_norm
     caption = t(
-        "rnn.fig1_caption", n=len(known), rnn_first=f"{rnn[0]:.3e}", rnn_last=f"{rnn[-1]:.3e}",
-        rnn_ratio=ratio_text(profile),
-        att_min=f"{att.min():.4g}", att_max=f"{att.max():.4g}", att_ratio=f"{att[0] / att[-1]:.3g}",
+        "rnn.fig1_caption", n=len(known), rnn_first=number_text(rnn[0]), rnn_last=number_text(rnn[-1]),
+        rnn_ratio=ratio_text(profile), att_ratio=f"{att[0] / att[-1]:.3g}", **attention_spread(profile),
     )
     table = pd.DataFrame({
         t("rnn.col_position"): range(1, len(known) + 1),
@@ -194,9 +210,12 @@ def influence_view(tokens: tuple[str, ...], hidden: int, radius: float, seed: in
         t("rnn.col_rnn_steps"): profile.rnn_steps,
         t("rnn.col_attention_steps"): profile.attention_steps,
     })
-    fig = influence_chart(known, rnn, att, profile.rnn_steps, profile.attention_steps, names)
-    # An Arrow table: st.dataframe sends it as it is (no DataFrame conversion on every rerun).
-    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    fig = influence_chart(known, rnn, att, profile.rnn_steps, profile.attention_steps, names, value_text=number_text)
+    # On screen the norms read 2.357 × 10⁻⁷ (text); the CSV keeps the numbers. An Arrow table: st.dataframe sends it
+    # as it is (no DataFrame conversion on every rerun).
+    shown = table.assign(**{name: [number_text(x) for x in table[name]] for name in (t("rnn.col_rnn"),
+                                                                                      t("rnn.col_attention"))})
+    arrow = pa.Table.from_pandas(shown, preserve_index=False)
     return {"fig": fig, "caption": caption, "table": arrow, "csv": table.to_csv(index=False)}
 
 
@@ -206,15 +225,15 @@ def show_influence(t, tokens: list[str], hidden: int, radius: float, seed: int, 
     st.caption(view["caption"])
     explanation(t("rnn.fig1_note"), caption=True)
     with st.expander(t("rnn.table_title")):
-        number = st.column_config.NumberColumn(format="%.4e")
-        st.dataframe(view["table"], hide_index=True,
-                     column_config={t("rnn.col_rnn"): number, t("rnn.col_attention"): number})
+        norms = st.column_config.TextColumn(alignment="right")  # numbers written as text (powers of ten)
+        st.dataframe(view["table"], hide_index=True, column_config={t("rnn.col_rnn"): norms,
+                                                                   t("rnn.col_attention"): norms})
         csv_download(t("rnn.download_influence"), view["csv"], "rnn_influence.csv", key="rnn_download_influence")
 
 
 def gap_text(attention_r2) -> str:
     """1 - R^2 of attention at its worst length, as an upper bound that is never printed as 0."""
-    return f"{max(float(max(1.0 - r for r in attention_r2)), 1e-16):.0e}"
+    return sci(max(float(max(1.0 - r for r in attention_r2)), 1e-16), 1)
 
 
 def probe_lines(t, probe, best) -> list[str]:
@@ -253,7 +272,8 @@ def probe_view(radius: float, seed: int, lang: str) -> dict:
     table[t("rnn.fig2_attention")] = probe.attention_r2
     return {
         "fig": fig, "lines": "  \n".join(probe_lines(t, probe, best)), "csv": table.to_csv(index=False),
-        "note": t("rnn.fig2_note", n_train=PROBE_TRAIN, n_test=PROBE_TEST, d=PROBE_D, sizes=sizes, caps=caps),
+        "note": t("rnn.fig2_note", n_train=f"{PROBE_TRAIN:,}", n_test=f"{PROBE_TEST:,}", d=PROBE_D, sizes=sizes,
+                  caps=caps),
         "shows": t("rnn.fig2_shows", d=PROBE_D, sizes=sizes, caps=caps),
     }
 

@@ -6,6 +6,7 @@ The table over every d is seed-independent: computed once per process in the bac
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import pandas as pd
@@ -18,11 +19,14 @@ from attention_core.scaling import (
     row_summary, sampling_sweep, score_sample, softmax_inputs, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
-from ui.common import csv_download, explanation, guarded_fragment, predict_then_reveal
+from ui.common import csv_download, explanation, guarded_fragment, predict_then_reveal, presenting, what_to_try
 from ui.display import show_plotly
+from ui.i18n import sci
 from ui.startup import SCALING_TABLE_SEED as TABLE_SEED, scaling_table as table  # noqa: F401 - the lesson's table
 
 S = "scaling"
+JACOBIAN_NORM = r"$\lVert \mathrm{diag}(p) - pp^\top \rVert_F$"  # the F a subscript (a typed "_F" is not)
+DEFAULT_KEYS = TABLE_KEYS  # the bars, the animation and the question compare the same 16 keys the table averages over
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -54,8 +58,8 @@ def sampling() -> dict:
 
 
 def num(x: float) -> str:
-    """A number for a caption: 4 significant digits; thousands grouped; an exponent only below 0.001."""
-    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+    """A number for a caption: 4 significant digits; thousands grouped; a power of ten (1.234 × 10⁻⁴) below 0.001."""
+    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else sci(x, 4)
 
 
 def at_d(frames, dim: int) -> str:
@@ -77,7 +81,8 @@ def controls(t) -> Controls:
     scale = c_scale.toggle(t(f"{S}.scale"), value=True, key="scaling_scale", bind="query-params")
     tau = c_tau.select_slider(t(f"{S}.tau"), options=list(TEMPERATURE_CHOICES), value=1.0, key="scaling_tau",
                               bind="query-params")
-    n_keys = c_keys.slider(t(f"{S}.n_keys"), KEY_RANGE[0], KEY_RANGE[1], 8, key="scaling_keys", bind="query-params")
+    n_keys = c_keys.slider(t(f"{S}.n_keys"), KEY_RANGE[0], KEY_RANGE[1], DEFAULT_KEYS, key="scaling_keys",
+                           bind="query-params")
     seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1,
                                key="scaling_seed", bind="query-params")
     return Controls(int(d), bool(scale), float(tau), int(n_keys), int(seed))
@@ -87,8 +92,16 @@ def try_values(c: Controls) -> dict:
     """The figures the "What to try" text quotes: this query's largest weight at three d, and the table's mean."""
     frames = nested_weights(c.n_keys, c.seed, c.tau)
     averaged = table()["max_scaled"]
-    return dict(s4=at_d(frames[True], 4), s256=at_d(frames[True], 256), s1024=at_d(frames[True], 1024),
+    return dict(s4=at_d(frames[True], 4), s256=at_d(frames[True], 256), s1024=at_d(frames[True], 1024), n=c.n_keys,
                 m4=f"{averaged[0]:.3f}", m1024=f"{averaged[-1]:.3f}", draws=f"{TABLE_DRAWS:,}", keys=TABLE_KEYS)
+
+
+def try_box(t, c: Controls) -> None:
+    """"What to try" under the controls; in presenter mode a one-line hint (a class reads a hint, not a paragraph)."""
+    if presenting():
+        st.info(t(f"{S}.try_short"), icon=":material/lightbulb:")
+    else:
+        what_to_try(t, S, **try_values(c))
 
 
 def _weights(c: Controls):
@@ -103,14 +116,15 @@ def section_histogram(t, c: Controls) -> None:
     m_sd, m_max, m_h, m_j = st.columns(4)
     m_sd.metric(t(f"{S}.metric_sd"), num(hist["sd"]), help=t(f"{S}.metric_sd_help", theory=num(theory ** 0.5)))
     m_max.metric(t(f"{S}.metric_max"), f"{summary['max']:.3f}")
-    m_h.metric(t(f"{S}.metric_entropy"), f"{summary['entropy']:.3f}")
-    m_j.metric(t(f"{S}.metric_jacobian"), f"{summary['jacobian']:.3f}")
+    m_h.metric(t(f"{S}.metric_entropy"), f"{summary['entropy']:.3f}", help=t(f"{S}.metric_entropy_help"))
+    m_j.metric(t(f"{S}.metric_jacobian", norm=JACOBIAN_NORM), f"{summary['jacobian']:.3f}",
+               help=t(f"{S}.metric_jacobian_help"))
     show_plotly(score_histogram(
         hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
         x_title=t(f"{S}.x_scaled" if c.scale else f"{S}.x_unscaled"), y_title=t(f"{S}.y_density"),
-        bars_name=t(f"{S}.bars_name", n=hist["n"]), curve_name=t(f"{S}.curve_name", var=num(theory)),
+        bars_name=t(f"{S}.bars_name", n=f"{hist['n']:,}"), curve_name=t(f"{S}.curve_name", var=num(theory)),
         title=t(f"{S}.hist_title")), key="scaling_hist")
-    st.caption(t(f"{S}.hist_caption", n=hist["n"], draws=hist["draws"], keys=c.n_keys, d=c.d, tau=num(c.tau),
+    st.caption(t(f"{S}.hist_caption", n=f"{hist['n']:,}", draws=f"{hist['draws']:,}", keys=c.n_keys, d=c.d, tau=num(c.tau),
                  measured=num(hist["var"]), theory=num(theory),
                  formula=t(f"{S}.formula_scaled" if c.scale else f"{S}.formula_unscaled"),
                  lo=num(hist["lo"]), hi=num(hist["hi"])))
@@ -128,7 +142,8 @@ def section_weights(t, c: Controls) -> None:
                                      t(f"{S}.weights_label")), key="scaling_weights")
     st.caption(t(f"{S}.weights_caption", max=f"{summary['max']:.4f}", top=key_labels[top],
                  h=f"{summary['entropy']:.4f}", n=c.n_keys,
-                 hmax=f"{row_summary([1.0 / c.n_keys] * c.n_keys)['entropy']:.4f}", j=f"{summary['jacobian']:.4f}"))
+                 hmax=f"{row_summary([1.0 / c.n_keys] * c.n_keys)['entropy']:.4f}", j=f"{summary['jacobian']:.4f}",
+                 norm=JACOBIAN_NORM))
 
 
 def section_animation(t, c: Controls) -> None:
@@ -160,21 +175,16 @@ def section_table(t) -> None:
     st.subheader(t(f"{S}.table_header"))
     if not predict_then_reveal(t, S, 4, 4, key=PREDICTION):
         return
-    with st.spinner(t(f"{S}.computing", draws=TABLE_DRAWS)):
+    with st.spinner(t(f"{S}.computing", draws=f"{TABLE_DRAWS:,}")):
         sweep = table()
     se = table_standard_errors(sweep)
-    shown = {"col_d": "d", "col_var": "var_qk", "col_ratio": "var_ratio", "col_max_u": "max_unscaled",
-             "col_max_s": "max_scaled", "col_h_u": "entropy_unscaled", "col_h_s": "entropy_scaled",
-             "col_j_u": "jacobian_unscaled", "col_j_s": "jacobian_scaled"}
-    frame = pd.DataFrame({t(f"{S}.{label}"): sweep[column] for label, column in shown.items()})
-    st.dataframe(frame, hide_index=True, key="scaling_table", column_config={
-        t(f"{S}.col_var"): st.column_config.NumberColumn(format="%.1f"),
-        **{t(f"{S}.{label}"): st.column_config.NumberColumn(format="%.3f")
-           for label in shown if label not in ("col_d", "col_var")},
-    })
+    frame, columns = table_view(t, sweep)
+    st.dataframe(frame, hide_index=True, key="scaling_table", column_config=columns)
+    worst = max(se["weights"], se["entropy"])
     explanation(t(f"{S}.table_note", draws=f"{TABLE_DRAWS:,}", rows=f"{TABLE_DRAWS * TABLE_QUERIES:,}",
                   keys=TABLE_KEYS, se_w=f"{se['weights']:.4f}", se_h=f"{se['entropy']:.4f}",
-                  se_v=f"{se['var_ratio']:.4f}", two_se=f"{2 * max(se['weights'], se['entropy']):.4f}",
+                  se_v=f"{se['var_ratio']:.4f}", two_se=f"{2 * worst:.4f}",
+                  two_se_diff=f"{two_seed_bound(se):.4f}",
                   m4=f"{sweep['max_scaled'][0]:.3f}", m1024=f"{sweep['max_scaled'][-1]:.3f}"), caption=True)
     csv_download(t(f"{S}.csv"), pd.DataFrame(sweep), "scaling_table.csv", key="scaling_csv")  # English snake_case
     labels = {name: t(f"{S}.{key}") for name, key in (
@@ -184,12 +194,36 @@ def section_table(t) -> None:
     show_plotly(sweep_figure(sweep, labels, TABLE_KEYS), key="scaling_sweep")
 
 
+def two_seed_bound(se: dict) -> float:
+    """95 % bound on how far another seed's figure lies from this one: the difference of two independent means has
+    sqrt(2) times the standard error of one."""
+    return 2 * math.sqrt(2) * max(se["weights"], se["entropy"])
+
+
+# The table's rows: (label key, sweep column, format). One row per measure and one column per d: nine narrow number
+# columns fit a 1280-px projector in both languages, where nine measure columns did not.
+TABLE_ROWS = (("col_var", "var_qk", "{:,.1f}"), ("col_ratio", "var_ratio", "{:.3f}"),
+              ("col_max_u", "max_unscaled", "{:.3f}"), ("col_max_s", "max_scaled", "{:.3f}"),
+              ("col_h_u", "entropy_unscaled", "{:.3f}"), ("col_h_s", "entropy_scaled", "{:.3f}"),
+              ("col_j_u", "jacobian_unscaled", "{:.3f}"), ("col_j_s", "jacobian_scaled", "{:.3f}"))
+
+
+def table_view(t, sweep: dict) -> tuple[pd.DataFrame, dict]:
+    """sweep_table columns -> (the table as shown: a measure per row, a d per column, numbers as text; its columns)."""
+    dims = [int(d) for d in sweep["d"]]
+    measure = t(f"{S}.col_measure")
+    frame = pd.DataFrame([{measure: t(f"{S}.{label}"), **{str(d): fmt.format(sweep[column][i]) for i, d in
+                                                           enumerate(dims)}} for label, column, fmt in TABLE_ROWS])
+    columns = {str(d): st.column_config.TextColumn(f"{t(f'{S}.col_d')} = {d}", alignment="right") for d in dims}
+    return frame, {measure: st.column_config.TextColumn(measure, pinned=True), **columns}
+
+
 def section_temperature(t) -> None:
     """The same knob in a language model: softmax over next-word scores; the slider is answered by the browser."""
     st.subheader(t(f"{S}.lm_header"))
     words = [t(f"{S}.lm_word_{i + 1}") for i in range(len(NEXT_WORD_SCORES))]
     explanation(t(f"{S}.lm_explain", prompt=t(f"{S}.lm_prompt")))
-    st.caption(t("common.hand_designed") + " " + t(f"{S}.lm_scores", scores=t(f"{S}.lm_sep").join(
+    st.caption(t("common.hand_designed") + " " + t(f"{S}.lm_scores", scores=t.join(
         f"{w} {s:.1f}" for w, s in zip(words, NEXT_WORD_SCORES))))
     run = sampling()
     probs, one = run["probs"], TEMPERATURE_CHOICES.index(1.0)

@@ -78,8 +78,6 @@ def assert_rendered(page) -> None:
 # Charts known to fail the check (reported to the charts' owners), by page: the title key of the chart (None for an
 # untitled chart: its index). A problem of any other chart fails the test.
 KNOWN_PROBLEMS = {
-    "qkv": ["qkv.values_title"],  # charts/library.py value_swatches: its long title is cut in a narrow column
-    "rnn": [0],  # the influence chart after the prediction: the long sentence's words overlap on its x axis
 }
 
 

@@ -21,7 +21,7 @@ def test_play_button_sweeps_d_from_4_to_1024(page, app_url, lang):
     label = anim.locator("g.slider-group > text.slider-label")
     expect(label).to_have_text("d = 4", timeout=30_000)
     bars_before = anim.evaluate("el => Array.from(el._fullData[0].y)")
-    assert len(bars_before) == 8  # the default number of keys
+    assert len(bars_before) == 16  # the default number of keys: the 16 the question and the table use
 
     play = anim.locator(".updatemenu-button").filter(has_text=PLAY[lang])
     expect(play).to_have_count(1)
