@@ -21,9 +21,9 @@ from tests.apptest_utils import assert_clean, open_page, plotly_figures
 from tests.pages import PAGES
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
 
-GLOVE_PAGES = {"rnn", "self_attention", "causal", "glove", "transformer"}
-# The state of each page in which it needs the vectors (self-attention asks for them only after the prediction).
-NEEDS_VECTORS = {"self_attention": (("radio", "sa_predict", 1),)}
+GLOVE_PAGES = {"rnn", "causal", "glove", "transformer", "summary"}
+# The state of each page in which it needs the vectors (a page that asks for them only after a choice).
+NEEDS_VECTORS: dict[str, tuple] = {}
 
 
 def unescaped(markdown: str) -> str:

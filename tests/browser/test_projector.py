@@ -114,8 +114,7 @@ FORTY_WORDS = "+".join(["the", "animal", "did", "not", "cross", "street", "becau
 
 
 @pytest.mark.parametrize("projector", [(1280, 720)], indirect=True)
-@pytest.mark.parametrize("url_path,query", [("causal", f"causal_preset=custom&causal_text={FORTY_WORDS}"),
-                                            ("self-attention", f"sa_text={FORTY_WORDS}")])
+@pytest.mark.parametrize("url_path,query", [("causal", f"causal_preset=custom&causal_text={FORTY_WORDS}")])
 def test_a_40_token_sentence_keeps_its_heat_maps_legible(projector, app_url, url_path, query):
     open_page(projector, app_url, url_path, query)
     answer_predictions(projector)

@@ -35,7 +35,7 @@ def view_of(page) -> dict:
 
 
 def test_csv_download_has_the_matrix_on_screen(page, app_url):
-    open_page(page, app_url, "self-attention")
+    open_page(page, app_url, "self-attention", "sa_preset=cat")
     with page.expect_download() as info:
         page.get_by_role("button", name="Download the coreference matrix (CSV)").click()
     download = info.value
@@ -118,7 +118,7 @@ def test_page_change_is_one_history_entry_and_back_restores_the_view(page, app_u
     nav = load_strings(lang)
     open_patiently(page, app_url, "self-attention", "" if lang == "en" else "lang=ja")
     data = load_self_attention()
-    cat = data.by_id("cat")
+    cat = data.by_id(data.default_for(lang))  # each language opens on its own sentence
     choose(page, nav["self_attention.token"], f"{cat.tokens[1]} (2)")
     page.wait_for_url(re.compile(r"sa_token=1(&|$)"), timeout=10_000)
     before_url, before = page.url, view_of(page)
