@@ -93,6 +93,7 @@ SETUPS = [
     Setup("pretrained_custom", "pretrained", (("selectbox", "pretrained_preset", "custom"),
           ("radio", "pretrained_predict", 1), ("radio", "pretrained_switch_predict", 1)), ("pretrained_text",),
           ("pretrained_sink_map", "pretrained_lines", "pretrained_heat")),
+    Setup("summary", "summary"),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]
 
@@ -302,8 +303,9 @@ def _keyed(at, kind: str) -> list[str]:
     return [w.key for w in getattr(at, kind) if w.key and not w.disabled]
 
 
-# Lesson 8 has no slider or number (its layer, head and word pickers are selectboxes: the link matrix covers them).
-WITHOUT_RANGES = {"pretrained_custom"}
+# Lesson 8 has no slider or number (its layer, head and word pickers are selectboxes: the link matrix covers them);
+# the summary has no control at all.
+WITHOUT_RANGES = {"pretrained_custom", "summary"}
 RANGED = [s for s in SETUPS if s.name not in WITHOUT_RANGES]
 
 

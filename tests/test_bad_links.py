@@ -29,6 +29,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                     "transformer_act"),
     "pretrained": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
                    "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
+    "summary": ("presenter", "lang"),  # no widget of its own: the frame's parameters
 }
 # The rest of the link that makes a widget show (a sentence box shows only for "Type my own").
 SHOWN_WITH = {"rnn_text": {"rnn_preset": "custom"}, "causal_text": {"causal_preset": "custom"},

@@ -42,6 +42,7 @@ CASES = [
     ("causal", {"causal_preset": "custom", "causal_text": "   "}, False),
     ("glove", {}, True),
     ("glove", {"glove_sentence": "猫 が 座った"}, False),
+    ("summary", {}, False),
 ]
 
 
