@@ -81,6 +81,7 @@ KNOWN_PROBLEMS = {
     "qkv": ["qkv.values_title"],  # charts/library.py value_swatches: its long title is cut in a narrow column
     "rnn": [0],  # the influence chart after the prediction: the long sentence's words overlap on its x axis
     "glove": [("glove.bars_raw", {"query": "it"})],  # the raw-GloVe bars after the prediction: words overlap
+    "summary": ["summary.fig_rnn"],  # lesson 1's influence chart again (its long sentence's words overlap)
 }
 
 
