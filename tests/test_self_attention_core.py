@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.attention import concat_heads_output, multi_head_attention, random_projection, split_heads
+from attention_core.attention import concat_heads_output, multi_head_attention, split_heads
 from attention_core.presets import DATA_DIR, PresetError
 from attention_core.self_attention import (
     HEADS,
@@ -27,7 +27,6 @@ from attention_core.self_attention import (
     previous_word_scores,
     top_targets,
 )
-from attention_core.text import tokenize
 from tests.hypothesis_budget import examples
 
 DATA = load_self_attention()
