@@ -1,8 +1,8 @@
-"""Self-attention (lesson 3): hand-designed presets, rule-built heads, the lines to draw, and GloVe self-attention.
+"""Self-attention (lesson 3): hand-designed presets, rule-built heads, the lines to draw, the first pronoun.
 
-Hand-designed presets store sparse SCORES (data/self_attention.toml) for two heads (coreference, and a syntax
-head: a predicate attends to its subject); every weight is computed here with ``softmax``, so the page shows
-numbers computed live. The previous-word head is built by rule as scores too, then goes through the same softmax.
+Hand-designed presets store sparse SCORES (data/self_attention.toml) for two heads (coreference: only a pronoun
+looks for its noun, and a syntax head: a predicate attends to its subject); every weight is computed here with
+``softmax``, so the page shows numbers computed live. The previous-word head is built by rule as scores too, then goes through the same softmax.
 Multi-head attention then mixes the heads: each head's output (n, d_v) from seeded random token vectors and W_V,
 concatenated to (n, h d_v) and multiplied by a seeded random W_O to (n, d_model).
 """
@@ -16,15 +16,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import (
-    SeedLike, as_generator, attention_weights, concat_heads_output, random_projection, ranks_in_rows, softmax,
+    SeedLike, as_generator, concat_heads_output, random_projection, softmax,
 )
 from .presets import Checker, bilingual, read_preset
 
 HEADS = ("coreference", "syntax", "previous_word")
 MULTI_HEAD_D_MODEL = 12  # the demo's d_model: 3 heads of d_v = 4
 MULTI_HEAD_SEED = 0  # the seed of the demo's token vectors, W_V and W_O (untrained, labelled on the page)
-SELF_PREFERENCE_SEEDS = 20  # random W_Q, W_K draws behind the self-preference sentence
-GLOVE_MODES = ("raw", "random")
+# Words that refer back to a noun (English lower case; Japanese pronouns and demonstratives), for first_pronoun.
+PRONOUNS = frozenset({
+    "it", "he", "she", "they", "him", "her", "them", "its", "his", "hers", "their", "theirs", "itself", "himself",
+    "herself", "themselves", "this", "that", "these", "those",
+    "それ", "これ", "あれ", "彼", "彼女", "彼ら", "彼女ら", "それら", "これら", "あれら",
+})
 
 
 @dataclass(frozen=True)
@@ -46,18 +50,26 @@ class SelfAttentionPreset:
     syntax_links: tuple[Link, ...]
     pronoun: int
     antecedent: int
-    glove_text: str
-    glove_pair: tuple[str, str]
 
 
 @dataclass(frozen=True)
 class SelfAttentionData:
     presets: tuple[SelfAttentionPreset, ...]
     rule_score: float
+    default_preset: dict[str, str]  # UI language -> the id of the preset the page opens on
 
     def by_id(self, preset_id: str) -> SelfAttentionPreset:
         """preset id -> the preset (the first one if the id is unknown)."""
         return next((p for p in self.presets if p.id == preset_id), self.presets[0])
+
+    def default_for(self, lang: str) -> str:
+        """UI language -> the id of its default preset (English's for a language the file does not name)."""
+        return self.default_preset.get(lang, self.default_preset["en"])
+
+
+def first_pronoun(tokens) -> int | None:
+    """tokens: (n,) -> the position of the first pronoun or demonstrative (PRONOUNS, ignoring case), None if none."""
+    return next((i for i, tok in enumerate(tokens) if str(tok).casefold() in PRONOUNS), None)
 
 
 def _index(check: Checker, obj: dict, key: str, path: str, n: int) -> int:
@@ -93,9 +105,6 @@ def _validate_preset(item: dict, check: Checker, path: str) -> SelfAttentionPres
     n = len(tokens)
     links, seen = _links(check, item, "links", path, n)
     syntax_links, _ = _links(check, item, "syntax_links", path, n)
-    pair = check.get(item, "glove_pair", list, path)
-    if len(pair) != 2 or not all(isinstance(w, str) and w.strip() for w in pair):
-        check.fail(f"{path}.glove_pair", "must be two words [pronoun, antecedent]")
     preset = SelfAttentionPreset(
         id=check.text(item, "id", path),
         label=check.text(item, "label", path),
@@ -107,9 +116,11 @@ def _validate_preset(item: dict, check: Checker, path: str) -> SelfAttentionPres
         syntax_links=tuple(syntax_links),
         pronoun=_index(check, item, "pronoun", path, n),
         antecedent=_index(check, item, "antecedent", path, n),
-        glove_text=check.text(item, "glove_text", path),
-        glove_pair=(pair[0].lower(), pair[1].lower()),
     )
+    if preset.pronoun != first_pronoun(preset.tokens):
+        check.fail(f"{path}.pronoun", f"must be the first pronoun of the tokens, {first_pronoun(preset.tokens)}")
+    if {link.source for link in preset.links} != {preset.pronoun}:
+        check.fail(f"{path}.links", f"the coreference head links only the pronoun ({preset.pronoun}) to nouns")
     if (preset.pronoun, preset.antecedent) not in seen:
         check.fail(f"{path}.links", f"needs the coreference link from {preset.pronoun} (pronoun) to {preset.antecedent} (antecedent)")
     return preset
@@ -121,11 +132,15 @@ def _validate(parsed: dict, check: Checker) -> SelfAttentionData:
     ids = [p.id for p in presets]
     if len(set(ids)) != len(ids):
         check.fail("presets[].id", "ids must be unique")
-    return SelfAttentionData(presets, rule_score)
+    default_preset = bilingual(check, parsed, "default_preset")
+    for lang, preset_id in default_preset.items():
+        if preset_id not in ids:
+            check.fail(f"default_preset.{lang}", f"names no preset: {preset_id!r}")
+    return SelfAttentionData(presets, rule_score, default_preset)
 
 
 def load_self_attention(data_dir=None) -> SelfAttentionData:
-    """-> the presets of data/self_attention.toml (file order) and the rule heads' score."""
+    """-> the presets of data/self_attention.toml (file order), the rule heads' score, each language's default."""
     return read_preset("self_attention", _validate, data_dir)
 
 
@@ -204,69 +219,19 @@ def mix_steps(parts: MultiHeadParts, row: int) -> np.ndarray:
     return steps
 
 
-def self_preference(X, row: int, seeds: int = SELF_PREFERENCE_SEEDS) -> dict:
-    """X: (n, d) word vectors -> how much token ``row`` (and every token) attends to itself, raw vs random W_Q, W_K.
-
-    Keys: n; raw_self (weight of row -> row, Q = K = X), raw_rank (its rank in the row, 1 = largest), raw_top_rows
-    (how many of the n rows give their largest weight to the token itself); over random seeds 0..seeds-1:
-    random_self (mean weight row -> row), random_rank (mean rank), random_top_share (share of all rows x seeds whose
-    largest weight is on the diagonal). Uniform attention would give 1/n and rank (n + 1)/2.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    diag = np.arange(n)
-    raw = glove_self_attention(X, "raw")
-    rand = np.stack([glove_self_attention(X, "random", s) for s in range(seeds)])  # (seeds, n, n)
-    return {
-        "n": n,
-        "raw_self": float(raw[row, row]),
-        "raw_rank": int(ranks_in_rows(raw[row], row)),
-        "raw_top_rows": int(np.sum(raw.argmax(axis=1) == diag)),
-        "random_self": float(rand[:, row, row].mean()),
-        "random_rank": float(np.mean(ranks_in_rows(rand[:, row], row))),
-        "random_top_share": float(np.mean(rand.argmax(axis=2) == diag)),
-    }
-
-
 def lines_to_keep(weights_row, mass: float) -> np.ndarray:
-    """weights_row: (n,) -> (n,) bool: the smallest set of largest weights whose sum reaches ``mass`` (ties: earlier first)."""
+    """weights_row: (n,) -> (n,) bool: the largest weights, thickest first, until their sum reaches ``mass`` of the row;
+    every weight equal to the last one taken is taken too (equal weights are drawn alike)."""
     row = np.asarray(weights_row, dtype=np.float64)
     if not 0.0 < mass <= 1.0:
         raise ValueError(f"the cut-off mass must be in (0, 1], got {mass!r}")
+    if not len(row):
+        return np.zeros(0, dtype=bool)
     order = np.argsort(-row, kind="stable")
     reached = np.cumsum(row[order]) >= mass * row.sum() - 1e-12
     count = int(np.argmax(reached)) + 1 if reached.any() else len(row)
-    keep = np.zeros(len(row), dtype=bool)
-    keep[order[:count]] = True
-    return keep
-
-
-def glove_self_attention(X, mode: str = "raw", seed: SeedLike = 0) -> np.ndarray:
-    """X: (n, d) word vectors -> (n, n) weights; "raw": Q = K = X, "random": Q = X W_Q, K = X W_K (seeded, d -> d)."""
-    X = np.asarray(X, dtype=np.float64)
-    if mode == "raw":
-        return attention_weights(X, X, scale=True)
-    if mode != "random":
-        raise ValueError(f"mode must be one of {GLOVE_MODES}, got {mode!r}")
-    rng = as_generator(seed)
-    d = X.shape[-1]
-    W_q, W_k = random_projection(d, d, rng), random_projection(d, d, rng)
-    return attention_weights(X @ W_q, X @ W_k, scale=True)
-
-
-def find_pair(tokens, pair) -> tuple[int, int] | None:
-    """tokens: (n,), pair: (pronoun, antecedent) words -> their first positions (ignoring case), or None if either is missing."""
-    words = [str(tok).casefold() for tok in tokens]
-    source, target = (str(w).casefold() for w in pair)
-    if source not in words or target not in words:
-        return None
-    return words.index(source), words.index(target)
-
-
-def pair_weight_and_rank(weights, source: int, target: int) -> tuple[float, int]:
-    """weights: (n, n) -> (weight of source -> target, rank of target in source's row; 1 = largest)."""
-    row = np.asarray(weights, dtype=np.float64)[source]
-    return float(row[target]), int(ranks_in_rows(row, target))
+    last = row[order[count - 1]]
+    return (row >= last) | np.isclose(row, last, rtol=1e-12, atol=0.0)
 
 
 def top_targets(weights_row, count: int | None = None) -> list[int]:
@@ -290,14 +255,3 @@ def matrix_csv(weights, tokens, corner: str = "query \\ key") -> str:
     for label, row in zip(labels, W):
         writer.writerow([label, *(f"{w:.6f}" for w in row)])
     return out.getvalue()
-
-
-def preset_for_sentence(data: SelfAttentionData, tokens, preferred_id: str):
-    """tokens: (n,) -> (preset, (pronoun position, antecedent position)) for the first preset whose glove_pair occurs
-    in ``tokens``, trying ``preferred_id`` first; None if no preset's pair occurs."""
-    ordered = sorted(data.presets, key=lambda p: p.id != preferred_id)
-    for preset in ordered:
-        pair = find_pair(tokens, preset.glove_pair)
-        if pair is not None:
-            return preset, pair
-    return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import re
+
 from charts.dicts import arr, colorscale as scale, figure
 from charts.dicts import title as axis_title
 from charts.style import ACCENT, MASKED_GREY, SEQUENTIAL, base_layout
@@ -42,6 +44,20 @@ def column_ticks(n_k: int, plot_width: int = HALF_PAGE_PLOT_PX) -> tuple[list[in
     return list(range(0, n_k, step)), size, angle
 
 
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]+")  # Japanese words and punctuation (。)
+
+
+def every_column_tick(labels, plot_width: int = HALF_PAGE_PLOT_PX) -> tuple[list[str], int, int | None]:
+    """(the text of every column's label, its font size, its angle): all labels, none thinned. Japanese labels stand
+    upright as Japanese is written vertically (one character under another, each upright, not turned on its side);
+    other labels keep column_ticks' angle."""
+    _, size, angle = column_ticks(len(labels), plot_width)
+    labels = [str(label) for label in labels]
+    if labels and all(_CJK.fullmatch(label) for label in labels):
+        return ["<br>".join(label) for label in labels], size, 0
+    return labels, size, angle
+
+
 def attention_heatmap(
     weights,
     row_labels,
@@ -56,13 +72,15 @@ def attention_heatmap(
     show_values: bool | None = None,
     axis_titles: tuple[str, str] = ("key", "query"),
     plot_width: int = HALF_PAGE_PLOT_PX,
+    label_every_column: bool = False,
 ) -> dict:
     """weights: (n_q, n_k) -> heat map; ``hidden`` (n_q, n_k) bool cells are drawn grey (masked / not yet generated).
 
     Axes are positions (tokens may repeat) labelled with the tokens; rows are queries, top to bottom. Legible at
     1280x720 with up to 40 tokens: numbers are written in the cells only where they fit (``show_values=None``: decided
     from n and the expected ``plot_width``; the hover always gives them), dense column labels are thinned and stand
-    upright, every row keeps its label, and the colour bar is thin.
+    upright, every row keeps its label, and the colour bar is thin. ``label_every_column``: no column label is
+    thinned out, and Japanese labels are written vertically (every_column_tick).
     """
     W = np.asarray(weights, dtype=np.float64)
     n_q, n_k = W.shape
@@ -75,6 +93,10 @@ def attention_heatmap(
     if show_values is None:
         show_values = cell_text_fits(n_q, n_k, height, plot_width)
     tick_at, tick_size, tick_angle = column_ticks(n_k, plot_width)
+    tick_text = [col_labels[i] for i in tick_at]
+    if label_every_column:
+        tick_at = list(range(n_k))
+        tick_text, tick_size, tick_angle = every_column_tick(col_labels, plot_width)
     trace = {
         "colorbar": {"thickness": 12, "title": {"side": "right", "text": value_label}, "xpad": 6},
         "colorscale": scale(colorscale),
@@ -94,7 +116,7 @@ def attention_heatmap(
     if layout["title"] is None:
         del layout["title"]
     layout["margin"].update(l=10, r=10)  # automargin makes room for the labels themselves
-    xaxis = {"tickfont": {"size": tick_size}, "tickvals": tick_at, "ticktext": [col_labels[i] for i in tick_at],
+    xaxis = {"tickfont": {"size": tick_size}, "tickvals": tick_at, "ticktext": tick_text,
              "side": "bottom", "title": axis_title(axis_titles[0]), "showgrid": False, "zeroline": False,
              "automargin": True}
     if tick_angle is not None:

@@ -1,4 +1,4 @@
-"""Lesson 3, self-attention: hand-designed heads you can click through, mixed by W_O, then real GloVe vectors."""
+"""Lesson 3, self-attention: hand-designed heads you can click through, mixed by W_O; real word vectors are lesson 6."""
 
 import streamlit as st
 
@@ -25,14 +25,16 @@ def hand_designed(preset_id: str, cutoff: float) -> None:
 t = translator()
 page_header(t, S, FORMULA)
 data = self_attention.sa_data()  # after the title: a broken preset file shows its message under the lesson's title
+self_attention.retired_link_note(t)
 c_preset, c_cut = st.columns(2)
-with c_preset:
+with c_preset:  # each UI language opens on a sentence in its own language
     preset = data.by_id(url_selectbox(t(f"{S}.preset"), [p.id for p in data.presets], "sa_preset",
-                                      format_func=lambda i: data.by_id(i).label, on_change=_reset_token))
-cutoff = c_cut.slider(t(f"{S}.cutoff"), 0.05, 1.0, 0.9, 0.05, format="%.2f", key="sa_cutoff", bind="query-params",
-                      help=t(f"{S}.cutoff_help"))
+                                      format_func=lambda i: data.by_id(i).label, default=data.default_for(t.lang),
+                                      on_change=_reset_token))
+cutoff = c_cut.slider(t(f"{S}.cutoff"), 0.05, 1.0, self_attention.DEFAULT_CUTOFF, 0.05, format="%.2f",
+                      key="sa_cutoff", bind="query-params", help=t(f"{S}.cutoff_help"))
 st.caption(preset.gloss[t.lang])
 st.info(t("common.hand_designed"), icon=":material/edit_note:")
 what_to_try(t, S)
 hand_designed(preset.id, cutoff)
-self_attention.section_glove(t, preset.id, cutoff)
+self_attention.section_forward(t)

@@ -55,6 +55,8 @@ def _cases() -> dict[str, tuple]:
         "heatmap_dense_rect": (attention_heatmap, (rows(40, 38), [f"t{i}" for i in range(40)],
                                                   [f"k{j}" for j in range(38)]), dict(colorscale="RdBu")),
         "heatmap_one": (attention_heatmap, (np.ones((1, 1)), ["a"]), dict(show_values=True)),
+        "heatmap_every_label_ja": (attention_heatmap, (rows(14, 14), list("猫がマの上に座った。それは満")),
+                                   dict(label_every_column=True, highlight_row=8)),
         "weight_bars": (weight_bars, (tokens, W[1]), dict(title="t", highlight=2)),
         "weight_bars_percent_sorted": (weight_bars, (tokens, W[1]), dict(as_percent=True, sort=True, value_label="重み")),
         "change_bars": (change_bars, (tokens, {"a": np.array([0.0, 1e-12, 0.5, 0.2, 0.0]), "b": W[0]}, {"a": "A", "b": "B"}),
@@ -129,6 +131,25 @@ def test_every_figure_is_valid_for_plotly_in_every_variant(case):
 
 
 # --- content ---------------------------------------------------------------------------------------------------------
+
+JA_TOKENS = ["猫", "が", "マット", "の", "上", "に", "座った", "。", "それ", "は", "満足", "そう", "だった", "。"]
+EN_TOKENS = ["The", "animal", "did", "not", "cross", "the", "street", "because", "it", "was", "too", "tired", "x", "y"]
+
+
+def test_a_dense_heatmap_thins_its_column_labels_unless_asked_to_label_every_column():
+    """Other lessons' maps keep their thinned, upright labels; lesson 3's (label_every_column) labels every column,
+    Japanese written vertically (one upright character per line, the axis text not rotated)."""
+    W = rows(14, 14)
+    thinned = attention_heatmap(W, JA_TOKENS)["layout"]["xaxis"]
+    assert thinned["tickvals"] == list(range(0, 14, 2)) and thinned["tickangle"] == -90
+    every = attention_heatmap(W, JA_TOKENS, label_every_column=True)["layout"]["xaxis"]
+    assert every["tickvals"] == list(range(14)) and every["tickangle"] == 0
+    assert every["ticktext"][2] == "マ<br>ッ<br>ト" and [t.replace("<br>", "") for t in every["ticktext"]] == JA_TOKENS
+    english = attention_heatmap(W, EN_TOKENS, label_every_column=True)["layout"]["xaxis"]
+    assert english["tickvals"] == list(range(14)) and english["ticktext"] == EN_TOKENS
+    assert english["tickangle"] == -90  # Latin letters stacked would not read: English turns upright as before
+    assert attention_heatmap(W, JA_TOKENS, label_every_column=False) == attention_heatmap(W, JA_TOKENS)
+
 
 def test_heatmap_holds_the_weights_labels_hidden_cells_and_outline():
     W = rows(4, 4)

@@ -79,9 +79,7 @@ SETUPS = [
     Setup("rnn_custom", RNN, (("selectbox", "rnn_preset", "custom"), ("radio", "rnn_predict", 1)),
           ("rnn_text",), ("rnn_influence",)),
     Setup("qkv_blend", QKV, (("button_group", "qkv_step", 3), ("radio", "qkv_predict", 1))),
-    Setup("sa_glove_raw", SA, (("radio", "sa_predict", 1),), ("sa_text",), ("sa_glove_heat",)),
-    Setup("sa_glove_random", SA, (("radio", "sa_predict", 1), ("toggle", "sa_random", True)), ("sa_text",),
-          ("sa_glove_heat",)),
+    Setup("self_attention", SA),
     Setup("scaling_table", SCALING, (("radio", "scaling_predict", 1),)),
     Setup("causal_custom_glove", CAUSAL, CAUSAL_CUSTOM, ("causal_text", "causal_leak_word"),
           ("causal_scores_fig", "causal_leak_fig")),
@@ -95,6 +93,7 @@ SETUPS = [
     Setup("pretrained_custom", "pretrained", (("selectbox", "pretrained_preset", "custom"),
           ("radio", "pretrained_predict", 1), ("radio", "pretrained_switch_predict", 1)), ("pretrained_text",),
           ("pretrained_sink_map", "pretrained_lines", "pretrained_heat")),
+    Setup("summary", "summary"),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]
 
@@ -304,8 +303,9 @@ def _keyed(at, kind: str) -> list[str]:
     return [w.key for w in getattr(at, kind) if w.key and not w.disabled]
 
 
-# Lesson 8 has no slider or number (its layer, head and word pickers are selectboxes: the link matrix covers them).
-WITHOUT_RANGES = {"pretrained_custom"}
+# Lesson 8 has no slider or number (its layer, head and word pickers are selectboxes: the link matrix covers them);
+# the summary has no control at all.
+WITHOUT_RANGES = {"pretrained_custom", "summary"}
 RANGED = [s for s in SETUPS if s.name not in WITHOUT_RANGES]
 
 

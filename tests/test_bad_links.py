@@ -20,7 +20,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
     "home": ("home_seed", "presenter", "lang"),
     "rnn": ("rnn_preset", "rnn_text", "rnn_hidden", "rnn_radius", "rnn_seed"),
     "qkv": ("qkv_query", "qkv_q_cats", "qkv_q_feelings", "qkv_q_dogs", "qkv_q_cooking", "qkv_temp", "qkv_step"),
-    "self_attention": ("sa_preset", "sa_token", "sa_cutoff", "sa_text", "sa_random", "sa_seed"),
+    "self_attention": ("sa_preset", "sa_token", "sa_cutoff"),
     "scaling": ("scaling_d", "scaling_scale", "scaling_tau", "scaling_keys", "scaling_seed"),
     "causal": ("causal_preset", "causal_text", "causal_glove", "causal_seed", "causal_generated", "causal_leak_pos",
                "causal_leak_how", "causal_leak_word"),
@@ -29,6 +29,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                     "transformer_act"),
     "pretrained": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
                    "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
+    "summary": ("presenter", "lang"),  # no widget of its own: the frame's parameters
 }
 # The rest of the link that makes a widget show (a sentence box shows only for "Type my own").
 SHOWN_WITH = {"rnn_text": {"rnn_preset": "custom"}, "causal_text": {"causal_preset": "custom"},
@@ -117,7 +118,7 @@ STATED_DEFAULTS = {
     "home": {"home_seed": 0},
     "rnn": {"rnn_preset": "long_memory", "rnn_hidden": 32},
     "qkv": {"qkv_query": "cats_feel", "qkv_step": 0},
-    "self_attention": {"sa_preset": "cat", "sa_token": 8},  # the cat preset's pronoun, "it"
+    "self_attention": {"sa_preset": "animal", "sa_token": 8},  # the English UI's sentence and its pronoun, "it"
     "scaling": {"scaling_d": 64, "scaling_seed": 0},
     "causal": {"causal_leak_how": "word", "causal_seed": 0},
     "glove": {"glove_cloud": "raw", "glove_dk": 16},

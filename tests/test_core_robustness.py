@@ -29,7 +29,7 @@ from attention_core.scaling import (
     DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, density_histogram, logit_variance, normal_curve, prefix_weights,
     random_query_keys, row_summary, score_sample,
 )
-from attention_core.self_attention import glove_self_attention, lines_to_keep
+from attention_core.self_attention import lines_to_keep
 from attention_core.text import tokenize
 from attention_core.glove_training import TrainSetting, pack_batch, sentence_row, train_head
 from tests.hypothesis_budget import examples
@@ -178,7 +178,7 @@ def test_causal_lesson_numbers_are_finite(tokens, seed, size, data):
         assert np.isfinite(change).all()
 
 
-# --- lesson 3 and 6: GloVe-sized vectors ---------------------------------------------------------------------------
+# --- lesson 6: GloVe-sized vectors ---------------------------------------------------------------------------
 
 
 @SETTINGS
@@ -190,8 +190,6 @@ def test_glove_rows_are_finite_for_any_vectors(seed, n, d_k, size):
     assert_probability_rows(projected_row(X, qi, d_k, seed))
     summary = rank_summary(rank_counts(direction_ranks(X, qi, 5, seed), n))
     assert all(np.isfinite(v) for v in summary.values())
-    for mode in ("raw", "random"):
-        assert_probability_rows(glove_self_attention(X, mode, seed))
     coords, explained = pca_3d(X)
     assert np.isfinite(coords).all() and np.isfinite(explained).all()
 

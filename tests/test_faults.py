@@ -25,9 +25,9 @@ from tests.pages import PAGES, page as page_named
 from tests.test_bad_input import SETUPS, assert_nothing_broken, text_box
 from ui import startup
 
-GLOVE_PAGES = {"rnn", "self_attention", "causal", "glove", "transformer"}
-# The state of each page in which it needs the vectors (self-attention asks for them only after the prediction).
-NEEDS_VECTORS = {"self_attention": (("radio", "sa_predict", 1),)}
+GLOVE_PAGES = {"rnn", "causal", "glove", "transformer", "summary"}
+# The state of each page in which it needs the vectors (a page that asks for them only after a choice).
+NEEDS_VECTORS: dict[str, tuple] = {}
 
 
 def unescaped(markdown: str) -> str:

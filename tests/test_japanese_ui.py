@@ -34,7 +34,7 @@ CASES = [
     ("qkv", {"qkv_step": "2"}, False),
     ("qkv", {"qkv_step": "3", "qkv_query": "none"}, True),
     ("self_attention", {}, True),
-    ("self_attention", {"sa_random": "true", "sa_seed": "3"}, True),
+    ("self_attention", {"sa_preset": "animal", "sa_token": "4"}, False),
     ("scaling", {}, True),
     ("scaling", {"scaling_scale": "false", "scaling_d": "4"}, True),
     ("causal", {}, True),
@@ -42,6 +42,7 @@ CASES = [
     ("causal", {"causal_preset": "custom", "causal_text": "   "}, False),
     ("glove", {}, True),
     ("glove", {"glove_sentence": "猫 が 座った"}, False),
+    ("summary", {}, False),
 ]
 
 

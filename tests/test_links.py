@@ -27,3 +27,11 @@ def test_values_the_widgets_already_held_are_not_reported():
     state = {"sa_token": 8, "scaling_d": 64}
     assert ignored_link_params(before, {}, state, held={"sa_token"}) == [("scaling_d", "abc")]
     assert ignored_link_params(before, {}, state) == [("sa_token", "1"), ("scaling_d", "abc")]
+
+
+def test_a_retired_parameter_left_in_the_link_is_not_reported():
+    """Lesson 3's old GloVe parameters (sa_text, sa_random, sa_seed) stay in the URL untouched: no bad-link notice
+    (the page itself points to lesson 6, tests/test_self_attention_page.py)."""
+    before = {"sa_text": "the animal was tired", "sa_random": "true", "sa_seed": "3", "sa_preset": "animal"}
+    after = dict(before)
+    assert ignored_link_params(before, after, {"sa_preset": "animal"}) == []

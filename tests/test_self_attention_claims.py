@@ -1,8 +1,8 @@
 """Lesson 3: every claim the page's text makes, computed from the core at the page's default settings.
 
-- The prediction's answer (sa_predict, en + ja): with Q = K = X, "it" gives its LARGEST weight to itself, but not
-  MOST of its weight; that self-preference comes from Q = K and disappears with random W_Q != W_K.
-- The self-preference caption's figures are formatted from attention_core.self_attention.self_preference.
+- The coreference head is coreference only: the pronoun's largest weight goes to its noun, and every other token,
+  with nothing to look for, spreads its attention almost evenly (the heads' explanation, both languages).
+- The page opens on the sentence's first pronoun ("it", それ; "she" in "Mary gave John the book because she liked him").
 - Multi-head: W_O lets every output feature draw on every head (no zero block); the dict tricks the page uses for
   speed (charts.self_attention) give the same JSON as the builder.
 """
@@ -13,17 +13,13 @@ import numpy as np
 import pytest
 from plotly.utils import PlotlyJSONEncoder
 
-from attention_core.attention import attention_weights
-from attention_core.glove import embed, load_glove, split_known
 from attention_core.self_attention import (
-    HEADS, SELF_PREFERENCE_SEEDS, glove_self_attention, load_self_attention, multi_head_parts, preset_heads,
-    self_preference,
+    HEADS, first_pronoun, load_self_attention, multi_head_parts, preset_heads,
 )
-from attention_core.attention import random_projection
 from attention_core.text import tokenize
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
-from tests.apptest_utils import assert_clean, open_page
+from tests.apptest_utils import open_page
 from ui.i18n import load_strings
 
 DATA = load_self_attention()
@@ -31,87 +27,47 @@ EN, JA = load_strings("en"), load_strings("ja")
 PAGE = "self_attention"
 
 
-@pytest.fixture(scope="module")
-def default_row():
-    """The page's default GloVe sentence, its known words and vectors, and the row of "it"."""
-    kv = load_glove()
-    known, _ = split_known(tokenize(DATA.by_id("animal").glove_text), kv)
-    return known, embed(known, kv)[0], known.index("it")
-
-
-def test_it_gives_its_largest_weight_to_itself_but_not_most_of_it(default_row):
-    known, X, q = default_row
-    pref = self_preference(X, q)
-    assert pref["raw_rank"] == 1  # the prediction's answer 3, "“it” itself", is right
-    assert pref["raw_self"] < 0.5  # "largest is not most": most of the row goes to the other words
-    assert 1 - pref["raw_self"] > 0.5
-    n = pref["n"]
-    assert pref["raw_top_rows"] > n / 2  # the diagonal wins in most rows with Q = K
-
-
-def test_the_self_preference_disappears_with_random_projections(default_row):
-    known, X, q = default_row
-    pref = self_preference(X, q)
-    n = pref["n"]
-    assert abs(pref["random_self"] - 1 / n) < 0.5 / n  # about what equal weights would give
-    assert n / 3 <= pref["random_rank"] <= 2 * n / 3 + 1  # its own rank sits in the middle, not at the top
-    assert pref["random_top_share"] < 2 / n  # the diagonal wins about as often as any other key (1/n)
-    assert pref["raw_top_rows"] / n > 4 * pref["random_top_share"]  # "only ...": far less than with Q = K
-    assert pref["raw_self"] > 1.5 * pref["random_self"]
-
-
-def test_self_preference_matches_a_naive_computation(default_row):
-    known, X, q = default_row
-    pref = self_preference(X, q, seeds=5)
-    n = len(known)
-    raw = attention_weights(X, X)
-    assert pref["raw_self"] == pytest.approx(raw[q, q])
-    assert pref["raw_rank"] == 1 + sum(raw[q, j] > raw[q, q] for j in range(n))
-    assert pref["raw_top_rows"] == sum(max(range(n), key=lambda j: raw[i, j]) == i for i in range(n))
-    selfs, ranks, tops = [], [], 0
-    for seed in range(5):
-        rng = np.random.default_rng(seed)
-        W_q, W_k = random_projection(50, 50, rng), random_projection(50, 50, rng)
-        R = attention_weights(X @ W_q, X @ W_k)
-        np.testing.assert_allclose(R, glove_self_attention(X, "random", seed), atol=1e-12)
-        selfs.append(R[q, q])
-        ranks.append(1 + sum(R[q, j] > R[q, q] for j in range(n)))
-        tops += sum(max(range(n), key=lambda j: R[i, j]) == i for i in range(n))
-    assert pref["random_self"] == pytest.approx(np.mean(selfs))
-    assert pref["random_rank"] == pytest.approx(np.mean(ranks))
-    assert pref["random_top_share"] == pytest.approx(tops / (5 * n))
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_the_coreference_head_sends_only_the_pronoun_to_its_noun(preset):
+    coref = preset_heads(preset, DATA.rule_score)[0]
+    assert int(np.argmax(coref[preset.pronoun])) == preset.antecedent
+    for i in range(len(preset.tokens)):
+        if i == preset.pronoun:
+            continue
+        others = np.delete(coref[i], i)
+        np.testing.assert_allclose(others, others[0], rtol=1e-12)  # an even spread over the other tokens...
+        assert coref[i, i] / others[0] <= np.e + 1e-9  # ...with at most the self score's e-fold on itself ("almost")
 
 
 @pytest.mark.parametrize("strings", [EN, JA], ids=["en", "ja"])
-def test_the_prediction_text_says_what_is_true(strings):
-    why = strings["self_attention.predict_why"]
-    assert "W_Q ≠ W_K" in why and "Q = K" in why
-    if strings is EN:
-        assert "mostly looks at the word itself" not in why
-        assert "largest weight to itself" in why and "most of the row still goes to the other words" in why
-        assert "disappears" in why
-    else:
-        assert "主に自分自身を見ます" not in why
-        assert "最大" in why and "大部分は他の語" in why and "消えます" in why
+def test_the_heads_text_says_so(strings):
+    text = strings["self_attention.heads_explain"]
+    assert ("only the pronoun" in text and "almost evenly" in text) if strings is EN else (
+        "代名詞だけ" in text and "ほぼ均等" in text)
+    assert ("pronoun has something to look for (its noun)" in text) if strings is EN else ("代名詞だけ" in text)
 
 
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_the_caption_formats_the_computed_numbers(lang, default_row):
-    known, X, q = default_row
-    pref = self_preference(X, q)
-    at = open_page(PAGE, lang)
-    at.radio(key="sa_predict").set_value(3).run()
-    assert_clean(at)
-    caption = " ".join(c.value for c in at.caption)
-    n = pref["n"]
-    for figure in (f"{pref['raw_self']:.1%}", f"{1 - pref['raw_self']:.1%}", f"{pref['random_self']:.1%}",
-                   f"{1 / n:.1%}", f"{pref['random_rank']:.1f}", f"{pref['random_top_share']:.1%}"):
-        assert figure in caption, figure
-    assert f"0–{SELF_PREFERENCE_SEEDS - 1}" in caption or f"0〜{SELF_PREFERENCE_SEEDS - 1}" in caption
-    if lang == "en":
-        assert f"rank {pref['raw_rank']} of {n}" in caption and f"{pref['raw_top_rows']} of the {n} words" in caption
-    else:
-        assert f"{n} 語中 {pref['raw_rank']} 位" in caption and f"{n} 語のうち {pref['raw_top_rows']} 語" in caption
+@pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
+def test_each_preset_opens_on_its_first_pronoun(preset):
+    assert preset.pronoun == first_pronoun(preset.tokens)
+    assert preset.tokens[preset.pronoun] in ("it", "それ", "彼女")
+
+
+@pytest.mark.parametrize(
+    "sentence, word",
+    [("Mary gave John the book because she liked him", "she"),
+     ("The animal did not cross the street because it was too tired", "it"),
+     ("It rained", "It"), ("the cat sat on the mat", None)],
+)
+def test_first_pronoun_of_a_typed_sentence(sentence, word):
+    tokens = tokenize(sentence) if word != "It" else sentence.split()
+    found = first_pronoun(tokens)
+    assert (tokens[found] if found is not None else None) == word
+
+
+def test_first_pronoun_of_japanese_tokens():
+    assert first_pronoun(["猫", "が", "座った", "。", "それ", "は"]) == 4
+    assert first_pronoun(["花子", "は", "彼女", "の"]) == 2
 
 
 @pytest.mark.parametrize("preset", DATA.presets, ids=lambda p: p.id)
@@ -148,7 +104,10 @@ def test_the_dict_shortcuts_give_the_builders_json(preset):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_hand_designed_heads_point_to_the_measured_ones(lang):
-    """After the heads, a link to lesson 8 asks (without answering) whether training grows such heads."""
+    """After the heads, a link to lesson 8 asks (without answering) whether training grows such heads; at the end a
+    link to lesson 6 asks what real, untrained word vectors do."""
     at = open_page("self_attention", lang)
     links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
-    assert links == [(load_strings(lang)["self_attention.trained_heads_link"], "trained-model")]
+    strings = load_strings(lang)
+    assert links == [(strings["self_attention.trained_heads_link"], "trained-model"),
+                     (strings["self_attention.glove_link"], "glove")]

@@ -81,3 +81,16 @@ def test_no_pages_folder():
     """Streamlit 1.67 runs a pages/ folder as a v1 multipage app until st.navigation has run once in the
     process, so the first deep link after a restart would open a lesson without the frame. Lessons live in lessons/."""
     assert not (ROOT / "pages").exists()
+
+
+def test_every_page_of_the_frame_is_in_the_test_list_and_on_the_home_map():
+    """streamlit_app.py's st.Page entries, tests/pages.py and the home page's lesson map name the same pages."""
+    from tests.pages import PAGES
+    from ui.home import LESSONS
+
+    lines = [line for line in (ROOT / "streamlit_app.py").read_text(encoding="utf-8").splitlines() if "st.Page(" in line]
+    frame = [(re.search(r'st\.Page\("([^"]+)"', line).group(1), "".join(re.findall(r'url_path="([^"]*)"', line)))
+             for line in lines]
+    assert frame == [(p.file, p.url_path) for p in PAGES]
+    assert [file for file, _ in LESSONS] == [p.file for p in PAGES[1:]]
+    assert PAGES[-1].section == "summary" and PAGES[-2].section == "pretrained"  # the summary closes the lesson

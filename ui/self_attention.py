@@ -3,9 +3,9 @@ in order and keeps the preset and the cut-off outside the sections: changing the
 
 ``section_lines``: the selected token (a selectbox, or a click on a token marker), its lines and outlined row;
 ``section_heads``: the three heads; ``section_mix``: their mixing by W_O (the page runs these three as one fragment,
-so a token click reruns them only). ``section_glove`` (a fragment of its own): the prediction, the GloVe sentence,
-raw or random Q/K. Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is
-moved to the selected row on the dict (charts.self_attention.outline_row), so a token click builds one figure.
+so a token click reruns them only); ``section_forward``: where the lesson goes on (real word vectors: lesson 6).
+Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is moved to the
+selected row on the dict (charts.self_attention.outline_row), so a token click builds one figure.
 """
 
 from __future__ import annotations
@@ -15,26 +15,25 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attention_core.attention import MAX_SEED
-from attention_core.glove import embed, split_known
 from attention_core.self_attention import (
-    HEADS, MULTI_HEAD_SEED, SELF_PREFERENCE_SEEDS, glove_self_attention, lines_to_keep, load_self_attention, matrix_csv,
-    mix_steps, multi_head_parts, pair_weight_and_rank, position_labels, preset_for_sentence, preset_heads,
-    self_preference, top_targets,
+    HEADS, MULTI_HEAD_SEED, lines_to_keep, load_self_attention, matrix_csv, mix_steps, multi_head_parts,
+    position_labels, preset_heads, top_targets,
 )
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import (
-    MAX_CHARS, csv_download, explanation, glove_vectors, guarded_fragment, heatmap_axes, md_escape,
-    predict_then_reveal, sentence_tokens, show_unknown, translator, url_selectbox,
-)
+from ui.common import csv_download, explanation, heatmap_axes, md_escape, translator, url_selectbox
 from ui.display import show_plotly
 from ui.figures import figure_spec
 
 S = "self_attention"
 HEAD_MAP_WIDTH = 400  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone
 HEAD_MAP_HEIGHT = 460
+
+
+# Link parameters of the GloVe part this page had (now lesson 6's experiment): an old link still opens the page.
+RETIRED_PARAMS = ("sa_text", "sa_random", "sa_seed")
+DEFAULT_CUTOFF = 0.8  # the share of a row's attention the lines carry when the page opens
 
 
 # Preset results are the same for everyone and never change: one shared read-only copy (st.cache_resource), not a
@@ -63,18 +62,6 @@ def sa_mix(preset_id: str):
     return parts
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def sa_glove(tokens: tuple, mode: str, seed: int, _kv):
-    known, unknown = split_known(list(tokens), _kv)
-    weights = glove_self_attention(embed(known, _kv)[0], mode, seed) if len(known) >= 2 else None
-    return known, unknown, weights
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def sa_self_preference(known: tuple, row: int, _kv):
-    return self_preference(embed(list(known), _kv)[0], row)
-
-
 @st.cache_resource(show_spinner=False, max_entries=64)
 def sa_csv_texts(preset_id: str, corner: str, token_col: str, concat_col: str, output_col: str) -> tuple[list[str], str]:
     """-> (each head's matrix CSV, the concatenation + output CSV), headers in the page's language; built once."""
@@ -95,7 +82,8 @@ def arrow_table(first_name: str, first_column, columns, values) -> pa.Table:
 
 def heat(weights, tokens, row, **kwargs) -> dict:
     """A heat-map dict with ``row`` outlined; the figure is built once per matrix, the outline moves on the dict."""
-    return outline_row(figure_spec(attention_heatmap, weights, list(tokens), highlight_row=0, **kwargs), row)
+    return outline_row(figure_spec(attention_heatmap, weights, list(tokens), highlight_row=0, label_every_column=True,
+                                   **kwargs), row)
 
 
 def tops(tokens, row, count: int = 3) -> str:
@@ -107,10 +95,6 @@ def _on_token_click():  # click on a token marker -> the selected token (the sel
     ys = [int(round(p["y"])) for p in points if isinstance(p.get("y"), (int, float))]
     if ys and 0 <= ys[0] < len(sa_data().by_id(st.session_state.get("sa_preset")).tokens):
         st.session_state.sa_token = ys[0]
-
-
-def _use_preset_text():
-    st.session_state.sa_text = sa_data().by_id(st.session_state.get("sa_preset")).glove_text
 
 
 def section_lines(t, preset_id: str, cutoff: float) -> int:
@@ -130,7 +114,7 @@ def section_lines(t, preset_id: str, cutoff: float) -> int:
                           key_label=t(f"{S}.key_label"))
         show_plotly(fig, key="sa_lines", on_select=_on_token_click, selection_mode="points")
         st.caption(t(f"{S}.lines_caption", token=md_escape(tokens[sel]), pos=sel + 1, top=tops(tokens, row),
-                     shown=int(keep.sum()), n=n, mass=f"{row[keep].sum():.1%}"))
+                     shown=int(keep.sum()), n=n, mass=f"{row[keep].sum():.1%}", cutoff=f"{cutoff:.0%}"))
     with right:
         show_plotly(heat(coref, tokens, sel, title=t(f"{S}.heat_title"), value_label=t(f"{S}.value_label"),
                          height=fig["layout"]["height"], axis_titles=heatmap_axes(t)), key="sa_heat")
@@ -162,7 +146,7 @@ def section_heads(t, preset_id: str, sel: int) -> None:
     # one figure built per preset and language (head 1); the other heads swap in their matrix and title
     first = figure_spec(attention_heatmap, heads[0], tokens, highlight_row=0, title=t(f"{S}.head_{HEADS[0]}"),
                         height=HEAD_MAP_HEIGHT, show_values=False, value_label=t(f"{S}.value_label"),
-                        axis_titles=heatmap_axes(t))
+                        axis_titles=heatmap_axes(t), label_every_column=True)
     with st.container(horizontal=True, gap="medium", key="sa_heads_grid"):
         for k, (name, weights) in enumerate(zip(HEADS, heads)):
             with st.container(width=HEAD_MAP_WIDTH, key=f"sa_head_box_{name}"):
@@ -209,68 +193,17 @@ def section_mix(t, preset_id: str, sel: int) -> None:
                  key="sa_mix_csv")
 
 
-@guarded_fragment
-def section_glove(t, preset_id: str, cutoff: float) -> None:
-    """Real GloVe vectors, no training: after the prediction, the matrix of the typed sentence, raw or random Q/K."""
-    data = sa_data()
-    preset = data.by_id(preset_id)
-    st.subheader(t(f"{S}.glove_title"))
-    explanation(t(f"{S}.glove_explain"))
-    revealed = predict_then_reveal(t, S, 4, 3, key="sa_predict")
-    text = st.text_input(t(f"{S}.text"), value=data.by_id("animal").glove_text, max_chars=MAX_CHARS, key="sa_text",
-                         bind="query-params")
-    c_text, c_mode, c_seed = st.columns([2, 2, 1], vertical_alignment="bottom")
-    c_text.button(t(f"{S}.use_preset"), on_click=_use_preset_text, key="sa_use_preset")
-    random_qk = c_mode.toggle(t(f"{S}.random"), value=False, key="sa_random", bind="query-params")
-    seed = c_seed.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1, key="sa_seed",
-                               bind="query-params", disabled=not random_qk)
-    if not revealed:  # said next to the text box, so a sentence typed first is not met by silence
-        st.info(t(f"{S}.answer_first"), icon=":material/arrow_upward:")
-        return
-    glove_tokens = sentence_tokens(t, text)
-    kv = glove_vectors(t) if glove_tokens else None
-    if kv is None:
-        return
-    mode = "random" if random_qk else "raw"
-    known, unknown, G = sa_glove(tuple(glove_tokens), mode, int(seed) if random_qk else 0, kv)
-    show_unknown(t, unknown)
-    if G is None:
-        st.warning(t(f"{S}.few_known"))
-        return
-    match = preset_for_sentence(data, known, preset.id)
-    q = match[1][0] if match else 0
-    title = t(f"{S}.glove_random", seed=int(seed)) if random_qk else t(f"{S}.glove_raw")
-    g_left, g_right = st.columns(2, gap="medium")
-    g_keep = lines_to_keep(G[q], cutoff)
-    g_fig = figure_spec(token_lines, known, G[q], q, keep=g_keep, title=t(f"{S}.glove_lines_title", token=known[q]),
-                        value_label=t(f"{S}.value_label"), query_label=t(f"{S}.query_label"),
-                        key_label=t(f"{S}.key_label"))
-    with g_left:
-        show_plotly(g_fig, key="sa_glove_lines")
-        st.caption(t(f"{S}.glove_caption", token=md_escape(known[q]), pos=q + 1, top=tops(known, G[q])))
-    with g_right:
-        show_plotly(heat(G, known, q, title=title, value_label=t(f"{S}.value_label"), height=g_fig["layout"]["height"],
-                         axis_titles=heatmap_axes(t)), key="sa_glove_heat")
-        csv_download(t(f"{S}.download_glove"), matrix_csv(G, known, t(f"{S}.csv_corner")),
-                     f"self_attention_glove_{mode}.csv", key="sa_glove_csv")
-    pref = sa_self_preference(tuple(known), q, kv)
-    st.caption(t(f"{S}.self_pref", token=md_escape(known[q]), n=pref["n"], raw_self=f"{pref['raw_self']:.1%}",
-                 raw_rank=pref["raw_rank"], raw_rest=f"{1 - pref['raw_self']:.1%}", raw_top_rows=pref["raw_top_rows"],
-                 last_seed=SELF_PREFERENCE_SEEDS - 1, random_self=f"{pref['random_self']:.1%}",
-                 uniform=f"{1 / pref['n']:.1%}", random_rank=f"{pref['random_rank']:.1f}",
-                 random_top_share=f"{pref['random_top_share']:.1%}"))
-    if match is None:
-        st.info(t(f"{S}.no_pair", source=preset.glove_pair[0], target=preset.glove_pair[1]))
-        return
-    ref, (gi, gj) = match
-    hand_w, hand_r = pair_weight_and_rank(sa_heads(ref.id)[0], ref.pronoun, ref.antecedent)
-    glove_w, glove_r = pair_weight_and_rank(G, gi, gj)
-    m_hand, m_glove = st.columns(2)
-    m_hand.metric(t(f"{S}.contrast_hand", source=ref.tokens[ref.pronoun], target=ref.tokens[ref.antecedent]),
-                  f"{hand_w:.1%}", t(f"{S}.contrast_rank", rank=hand_r, n=len(ref.tokens)), delta_color="off",
-                  delta_arrow="off", border=True)
-    m_glove.metric(t(f"{S}.contrast_glove", source=md_escape(known[gi]), target=md_escape(known[gj])),
-                   f"{glove_w:.1%}", t(f"{S}.contrast_rank", rank=glove_r, n=len(known)), delta_color="off",
-                   delta_arrow="off", border=True)
-    st.caption(t(f"{S}.contrast_caption", source_hand=ref.tokens[ref.pronoun], target_hand=ref.tokens[ref.antecedent],
-                 rank_hand=hand_r, n_hand=len(ref.tokens), target=md_escape(known[gj]), rank=glove_r, n=len(known)))
+def retired_link_note(t) -> None:
+    """A link to this page's old GloVe part (its sentence, random projections, seed) opens the page as it is now, with
+    a note and a link to lesson 6, where that experiment is; the parameters stay in the link for lesson 6's reader."""
+    if any(name in st.query_params for name in RETIRED_PARAMS):
+        st.info(t(f"{S}.retired_link"), icon=":material/info:")
+        st.page_link("lessons/glove.py", label=t(f"{S}.glove_link"), icon=":material/arrow_forward:")
+
+
+def section_forward(t) -> None:
+    """Where the lesson goes on: these heads' numbers were written by hand; lesson 6 asks what real, untrained word
+    vectors do (the question only: its answer is lesson 6's)."""
+    st.subheader(t(f"{S}.forward_title"))
+    explanation(t(f"{S}.forward_explain"))
+    st.page_link("lessons/glove.py", label=t(f"{S}.glove_link"), icon=":material/arrow_forward:")

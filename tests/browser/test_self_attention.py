@@ -77,7 +77,7 @@ def assert_no_error(page) -> None:
 
 
 def test_clicking_a_query_marker_selects_the_token_and_redraws_the_lines(page, app_url):
-    open_lesson(page, app_url)
+    open_lesson(page, app_url, "lang=ja")  # the Japanese UI opens on the cat sentence
     assert page.locator(SELECTED).input_value() == "それ (9)"
     before = page.evaluate(LINES_JS)
     assert before and all(y0 == 8 for y0, _, _ in before)
@@ -92,17 +92,17 @@ def test_clicking_a_query_marker_selects_the_token_and_redraws_the_lines(page, a
 
 def test_clicking_a_key_marker_selects_it_and_the_selectbox_still_works(page, app_url):
     open_lesson(page, app_url, "lang=ja&sa_preset=animal")  # the preset's id (ui.common.url_selectbox)
-    assert page.locator(SELECTED).input_value() == "it (8)"
+    assert page.locator(SELECTED).input_value() == "it (9)"
 
-    click_token(page, 1.0, 10, "tired (11)")  # in the key column
+    click_token(page, 1.0, 11, "tired (12)")  # in the key column
     lines = page.evaluate(LINES_JS)
-    assert lines and all(y0 == 10 for y0, _, _ in lines)
+    assert lines and all(y0 == 11 for y0, _, _ in lines)
 
     # the keyboard path: choose a token in the selectbox, then click the same marker again
     choose_token(page, "animal (2)")
     lines = page.evaluate(LINES_JS)
     assert lines and all(y0 == 1 for y0, _, _ in lines)
-    click_token(page, 1.0, 10, "tired (11)")
+    click_token(page, 1.0, 11, "tired (12)")
     assert_no_error(page)
 
 
@@ -125,9 +125,10 @@ def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
         wait_still(page.locator(sel).nth(i))
     boxes = page.evaluate(HEAD_PLOT_JS, sel)
     assert len(boxes) == 3
+    n = 12 if lang == "en" else 14  # the tokens of the language's default sentence
     for box in boxes:
-        assert box["w"] >= 14 * 14, boxes  # at least 14 px per column for the 14 tokens of the default preset
-        assert box["h"] >= 14 * 14, boxes
+        assert box["w"] >= 14 * n, boxes  # at least 14 px per column
+        assert box["h"] >= 14 * n, boxes
         assert box["right"] <= 1280 + 1, boxes  # nothing runs off the screen
     assert len({round(b["top"]) for b in boxes}) >= 2  # at 1280 px they do not all fit in one row: they wrap
     assert_no_error(page)
@@ -135,10 +136,42 @@ def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
 
 def test_going_back_to_the_default_token_shows_no_bad_link_toast(page, app_url):
     """Token 猫, then それ (the default) again: no "The link's setting ... is not valid" toast."""
-    open_lesson(page, app_url)
+    open_lesson(page, app_url, "lang=ja")
     for label in ("猫 (1)", "それ (9)"):
         choose_token(page, label)  # (a toast would be drawn by the run that rerun_after waited for)
     toasts = page.locator("[data-testid='stToast']")
     assert toasts.count() == 0, toasts.all_inner_texts()
     assert "sa_token" not in page.url
+    assert_no_error(page)
+
+
+X_TICKS_JS = """(sel) => [...document.querySelector(sel).querySelectorAll('g.xtick text')].map(t => {
+  const r = t.getBoundingClientRect();
+  return {text: t.textContent, transform: t.getAttribute('transform') || '', left: r.left, right: r.right,
+          width: r.width, height: r.height};
+})"""
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_heat_map_column_label_is_shown_and_none_overlap(page, app_url, lang):
+    """At 1280x720 the coreference matrix labels all its columns (the particles が, の, に too); Japanese labels are
+    written vertically, upright (not turned on their side), and no two labels overlap."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_lesson(page, app_url, f"lang={lang}")
+    sel = ".st-key-sa_heat .js-plotly-plot"
+    page.wait_for_selector(sel + " g.xtick text", timeout=30_000)
+    wait_still(page.locator(sel))
+    ticks = page.evaluate(X_TICKS_JS, sel)
+    from attention_core.self_attention import load_self_attention
+
+    data = load_self_attention()
+    tokens = data.by_id(data.default_for(lang)).tokens
+    assert [t["text"] for t in ticks] == list(tokens)
+    assert all(t["width"] > 0 for t in ticks)
+    ordered = sorted(ticks, key=lambda t: t["left"])
+    assert all(a["right"] <= b["left"] + 0.5 for a, b in zip(ordered, ordered[1:])), ordered
+    if lang == "ja":
+        assert not any("rotate" in t["transform"] for t in ticks), ticks
+        long = next(t for t in ticks if t["text"] == "マット")
+        assert long["height"] > 2 * long["width"]  # three characters one under another
     assert_no_error(page)

@@ -1,0 +1,20 @@
+"""Lesson 9, the summary: each claim of the lesson in one line, the one live figure that backs it, its lesson's link."""
+
+import streamlit as st
+
+from ui import summary
+from ui.common import glove_vectors, page_header, translator
+
+FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V"
+
+t = translator()
+page_header(t, "summary", FORMULA)
+kv = glove_vectors(t)  # two claims use the GloVe vectors; without them the page says so once and shows the rest
+summary.section_rnn(t, kv)
+summary.section_qkv(t)
+summary.section_self_attention(t)
+summary.section_scaling(t)
+summary.section_causal(t)
+summary.section_learned(t, kv)
+st.divider()
+summary.section_further(t)

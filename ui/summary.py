@@ -1,0 +1,226 @@
+"""Lesson 9, the summary: each claim of the lesson in one line, its numbers computed live at the lessons' defaults,
+beside the one figure that backs it (drawn by the lesson's own chart builder), and a link to the lesson.
+
+``facts_*`` compute a claim's numbers from attention_core (cached: the same for everyone); ``claim`` draws one claim.
+GloVe is needed by the RNN claim (lesson 1's sentence) and the "learned" claim (lesson 6's trained head, pure NumPy,
+shared with lesson 6's training runs); without the vectors those two say so and the others still stand.
+Lesson 8's model is never needed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from attention_core.causal import RANDOM_DIM, causal_vs_bidirectional, mask_facts, random_word_vectors
+from attention_core.glove import embed, split_known
+from attention_core.glove_pretrained import candidates, two_way_rows
+from attention_core.glove_training import TrainSetting, head_rows, train_head
+from attention_core.qkv import lookup
+from attention_core.rnn import influence_profile, sequential_steps
+from attention_core.scaling import DIM_CHOICES, TABLE_KEYS
+from attention_core.self_attention import top_targets
+from attention_core.text import tokenize
+from charts.bars import weight_bars
+from charts.causal import weights_heatmap
+from charts.qkv import blend_bar
+from charts.rnn import influence_chart
+from charts.scaling import sweep_figure
+from ui import self_attention as lesson3
+from ui.common import heatmap_axes, md_escape
+from ui.display import show_plotly
+from ui.figures import figure_spec
+from ui.i18n import Translator, sci
+
+S = "summary"
+RNN_SETTING = {"hidden": 32, "radius": 0.9, "seed": 0}  # lesson 1's defaults
+CAUSAL_SEED = 0
+LESSON_FILES = {
+    "rnn": "lessons/rnn.py", "qkv": "lessons/qkv.py", "self_attention": "lessons/self_attention.py",
+    "scaling": "lessons/scaling.py", "causal": "lessons/causal.py", "glove": "lessons/glove.py",
+    "transformer": "lessons/transformer.py", "pretrained": "lessons/pretrained.py",
+}
+CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove")  # the claims in lesson order: each names its lesson
+FURTHER = ("self_attention", "transformer", "pretrained")  # the step further: multi-head, PE + FFN, a trained model
+
+
+# ---- the numbers -----------------------------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def facts_rnn(_kv) -> dict:
+    """Lesson 1's default sentence through its default RNN: the first word's influence on the final state against the
+    last word's, and the sequential steps (RNN n, attention 1)."""
+    from ui.rnn import default_text
+
+    known, _ = split_known(tokenize(default_text()), _kv)
+    profile = influence_profile(embed(known, _kv)[0], **RNN_SETTING)
+    return {"known": known, "profile": profile, "n": len(known), "ratio": float(profile.rnn_norm[0] / profile.rnn_norm[-1]),
+            "steps": sequential_steps(len(known))}
+
+
+@st.cache_resource(show_spinner=False)
+def facts_qkv() -> dict:
+    """Lesson 2's default query at the library's default temperature: the shares of the four books."""
+    from ui.qkv import library
+
+    lib = library()
+    found = lookup(lib.queries[0].vector, lib.keys, lib.values, lib.default_temperature)
+    best = found.best
+    return {"lib": lib, "found": found, "best": best, "share": float(found.weights[best]),
+            "books_used": int(np.sum(found.weights > 0.01))}
+
+
+def facts_self_attention(lang: str) -> dict:
+    """Lesson 3's sentence in this language: n tokens, n x n weights, the pronoun's largest weight (coreference head)."""
+    data = lesson3.sa_data()
+    preset = data.by_id(data.default_for(lang))
+    coref = lesson3.sa_heads(preset.id)[0]
+    target = top_targets(coref[preset.pronoun], 1)[0]
+    n = len(preset.tokens)
+    return {"preset": preset, "weights": coref, "n": n, "pairs": n * n, "target": target,
+            "share": float(coref[preset.pronoun, target])}
+
+
+def facts_scaling() -> dict:
+    """Lesson 4's table (computed once per process at start-up): the mean largest weight at the smallest and largest d."""
+    from ui.startup import scaling_table
+
+    table = scaling_table()
+    return {"table": table, "d_max": DIM_CHOICES[-1], "unscaled": float(table["max_unscaled"][-1]),
+            "scaled": float(table["max_scaled"][-1]), "scaled_min_d": float(table["max_scaled"][0])}
+
+
+@st.cache_resource(show_spinner=False)
+def facts_causal() -> dict:
+    """Lesson 5's default sentence with seeded random vectors: causal and bidirectional weights and their facts."""
+    from attention_core.sentences import load_sentences
+
+    words = tokenize(load_sentences()[0].text)
+    results = causal_vs_bidirectional(random_word_vectors(words, RANDOM_DIM, CAUSAL_SEED), CAUSAL_SEED)
+    return {"words": words, "results": results, **mask_facts(results)}
+
+
+@st.cache_resource(show_spinner=False)
+def facts_learned(_kv) -> dict:
+    """Lesson 6's head at its default setting (trained once per process, shared with lesson 6's runs): on the held-out
+    pronoun sentences, how often "it" gives the right noun more weight than the other one (chance: 50 %)."""
+    from ui.glove import pronoun_data
+    from ui.glove_training import shared_trainings
+
+    dataset, train_batch, held_batch = pronoun_data(_kv)
+    setting = TrainSetting()
+    result, _, _ = shared_trainings().run(setting, lambda: train_head(train_batch, setting))
+    choices = candidates(dataset.held_out)
+    before = two_way_rows(head_rows(result.W_q_init, result.W_k_init, held_batch, setting.context), choices)
+    after = two_way_rows(head_rows(result.W_q, result.W_k, held_batch, setting.context), choices)
+    return {"held": len(dataset.held_out), "before": float(before.mean()), "after": float(after.mean()),
+            "chance": 0.5}
+
+
+# ---- the page ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Claim:
+    section: str  # the lesson's section: its link and its number
+    text: str  # the claim in one line, with its numbers
+
+
+def claim(t: Translator, item: Claim, draw) -> None:
+    """One claim: its line, the figure that backs it (``draw()``), and the link to its lesson."""
+    with st.container(border=True, key=f"summary_claim_{item.section}"):
+        st.markdown(item.text)
+        draw()
+        st.page_link(LESSON_FILES[item.section], label=t(f"{S}.link", lesson=t(f"nav.{item.section}")),
+                     icon=":material/arrow_forward:")
+
+
+def needs_vectors(t: Translator, section: str) -> None:
+    """A claim that needs the GloVe vectors, when they are missing (the page's one error message says why)."""
+    with st.container(border=True, key=f"summary_claim_{section}"):
+        st.markdown(t(f"{S}.claim_{section}_short"))
+        st.caption(t(f"{S}.needs_vectors"))
+        st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
+                     icon=":material/arrow_forward:")
+
+
+def section_rnn(t: Translator, kv) -> None:
+    if kv is None:
+        needs_vectors(t, "rnn")
+        return
+    f = facts_rnn(kv)
+    p = f["profile"]
+    names = {"rnn": t("rnn.fig1_rnn"), "attention": t("rnn.fig1_attention"), "x": t("rnn.fig1_x"),
+             "y": t("rnn.fig1_y"), "steps": t("rnn.fig1_steps")}
+    text = t(f"{S}.claim_rnn", hidden=RNN_SETTING["hidden"], n=f["n"], ratio=sci(f["ratio"]), rnn_steps=f["steps"]["rnn"],
+             att_steps=f["steps"]["attention"])
+    claim(t, Claim("rnn", text), lambda: show_plotly(figure_spec(
+        influence_chart, f["known"], p.rnn_norm, p.attention_norm, p.rnn_steps, p.attention_steps, names,
+        title=t(f"{S}.fig_rnn")), key="summary_rnn"))
+
+
+def section_qkv(t: Translator) -> None:
+    f = facts_qkv()
+    lib, found = f["lib"], f["found"]
+    titles = [b.title[t.lang] for b in lib.books]
+    text = t(f"{S}.claim_qkv", query=md_escape(lib.queries[0].text[t.lang]), book=md_escape(titles[f["best"]]),
+             share=f"{f['share']:.1%}", books=f["books_used"], n=len(titles))
+    claim(t, Claim("qkv", text), lambda: show_plotly(figure_spec(
+        blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"), t("qkv.output"), t("qkv.share"),
+        title=t(f"{S}.fig_qkv")), key="summary_qkv"))
+
+
+def section_self_attention(t: Translator) -> None:
+    f = facts_self_attention(t.lang)
+    preset = f["preset"]
+    text = t(f"{S}.claim_self_attention", n=f["n"], pairs=f["pairs"], pronoun=preset.tokens[preset.pronoun],
+             target=preset.tokens[f["target"]], share=f"{f['share']:.1%}")
+    claim(t, Claim("self_attention", text), lambda: show_plotly(lesson3.heat(
+        f["weights"], preset.tokens, preset.pronoun, title=t(f"{S}.fig_self_attention"),
+        value_label=t("common.weight"), axis_titles=heatmap_axes(t)), key="summary_self_attention"))
+
+
+def section_scaling(t: Translator) -> None:
+    f = facts_scaling()
+    text = t(f"{S}.claim_scaling", d=f["d_max"], unscaled=f"{f['unscaled']:.3f}", scaled=f"{f['scaled']:.3f}",
+             keys=TABLE_KEYS, uniform=f"{1 / TABLE_KEYS:.3f}")
+    labels = {name: t(f"scaling.{key}") for name, key in (
+        ("var", "chart_var"), ("max", "chart_max"), ("entropy", "chart_entropy"), ("jacobian", "chart_jacobian"),
+        ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
+        ("uniform", "uniform"), ("d", "col_d"))}
+    claim(t, Claim("scaling", text), lambda: show_plotly(figure_spec(sweep_figure, f["table"], labels, TABLE_KEYS),
+                                                         key="summary_scaling"))
+
+
+def section_causal(t: Translator) -> None:
+    f = facts_causal()
+    causal = f["results"]["causal"]
+    text = t(f"{S}.claim_causal", masked=f["masked"], above=f"{f['causal_max_above']:g}",
+             first=f"{f['first_self']:.0%}", dim=RANDOM_DIM, seed=CAUSAL_SEED)
+    claim(t, Claim("causal", text), lambda: show_plotly(figure_spec(
+        weights_heatmap, causal.weights, f["words"], title=t(f"{S}.fig_causal"), hidden=~causal.mask,
+        value_label=t("common.weight"), highlight_row=0, axis_titles=heatmap_axes(t)), key="summary_causal"))
+
+
+def section_learned(t: Translator, kv) -> None:
+    if kv is None:
+        needs_vectors(t, "glove")
+        return
+    with st.spinner(t(f"{S}.training")):
+        f = facts_learned(kv)
+    labels = [t(f"{S}.bar_untrained"), t(f"{S}.bar_trained")]
+    text = t(f"{S}.claim_glove", held=f["held"], before=f"{f['before']:.1%}", after=f"{f['after']:.1%}",
+             chance=f"{f['chance']:.0%}")
+    claim(t, Claim("glove", text), lambda: show_plotly(figure_spec(
+        weight_bars, labels, [f["before"], f["after"]], title=t(f"{S}.fig_glove"), highlight=1,
+        value_label=t(f"{S}.bar_value"), as_percent=True, y_range=(0.0, 100.0)), key="summary_glove"))
+
+
+def section_further(t: Translator) -> None:
+    """The step further: multi-head attention, positional encoding and the feed-forward layer, a trained model."""
+    st.subheader(t(f"{S}.further_title"))
+    for section in FURTHER:
+        st.markdown(t(f"{S}.further_{section}"))
+        st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
+                     icon=":material/arrow_forward:")
