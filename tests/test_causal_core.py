@@ -239,3 +239,25 @@ def test_without_the_mask_row_i_sees_token_i_plus_1_with_it_never(use_glove, glo
         assert result.row_change["bidirectional"][j - 1] > 1e-6, j  # row j-1 (predicting token j) sees token j
         assert result.row_change["causal"][j - 1] == 0.0, j  # exactly, with the mask
         assert np.all(result.delta["causal"][:j] == 0.0)  # every row before j: exactly unchanged (the KV cache)
+
+
+@pytest.mark.parametrize("use_glove", [True, False])
+def test_the_kv_cache_holds_in_a_stack_of_layers_not_in_this_single_one(use_glove, glove):
+    """The page's KV-cache sentence at its defaults (the preset sentence, seed 0), a token arriving at the end:
+    in this one layer K = X W_K and V = X W_V of the earlier tokens never change, mask or not (they are made from
+    each token's own vector); a second layer makes its K and V from the first layer's outputs, and those stay
+    bit-for-bit the same for the earlier tokens only under the causal mask."""
+    from attention_core.glove import embed
+
+    words = WORDS + ["and"]
+    X = embed(words, glove)[0] if use_glove else random_word_vectors(words, RANDOM_DIM, 0)
+    n, d = X.shape
+    first, second = qkv_projections(d, 0), qkv_projections(d, 1)
+    before, after = X[: n - 1], X  # the sentence without and with its new last token
+    for W in (first[1], first[2]):  # one layer: the earlier tokens' keys and values
+        assert np.array_equal((after @ W)[: n - 1], before @ W)
+    for causal in (True, False):
+        out_before, out_after = attend(before, first, causal).output, attend(after, first, causal).output
+        for W in (second[1], second[2]):  # layer 2's keys and values of the earlier tokens
+            same = np.array_equal((out_after @ W)[: n - 1], out_before @ W)
+            assert same == causal, ("causal" if causal else "bidirectional", same)

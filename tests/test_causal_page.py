@@ -1,5 +1,7 @@
 """AppTest of the causal-mask page: every control at its extremes, bad input, both languages, the numbers shown."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ from attention_core.causal import (
 )
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+from ui.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -329,3 +332,32 @@ def test_csv_downloads_have_a_bom_and_the_right_headers(lang, monkeypatch):
         assert not any(w in leak_header for w in ("position", "token"))
     else:
         assert leak_header.startswith("position,token,")
+
+
+E_NOTATION = re.compile(r"\d[eE][+-]?\d")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_numbers_are_powers_of_ten_and_lists_use_the_languages_separator(lang):
+    """1.2 × 10⁻¹⁶, never 1.2e-16; the newest row's weights are listed with 、 in Japanese."""
+    from ui.i18n import Translator
+
+    at = answer(open_clean(lang))
+    shown = texts(at)
+    assert not E_NOTATION.findall(shown), E_NOTATION.findall(shown)
+    t = Translator(lang)
+    caption = [c.value for c in at.caption if c.value.startswith(t("causal.matrices_caption").split("{")[0])]
+    assert len(caption) == 1 and "× 10⁻" in caption[0]  # the rows' largest error from 1 is a float's rounding
+    newest = [c.value for c in at.caption if c.value.startswith(t("causal.generation_caption").split("{")[0])]
+    assert len(newest) == 1 and len(re.findall(r"\.\d{4}" + re.escape(t("common.list_separator")), newest[0])) == N - 1
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_kv_cache_sentence_says_it_needs_a_stack_of_layers(lang):
+    """(The claim itself is held in tests/test_causal_core.py at the defaults.)"""
+    strings = load_strings(lang)
+    words = {"en": ("stack of layers", "single layer", "mask or not"), "ja": ("層を積み重ねた", "1 層だけ", "マスクがあってもなくても")}
+    for key in ("causal.explain", "causal.generation_note"):
+        assert all(w in strings[key] for w in words[lang]), key
+    at = answer(open_clean(lang))
+    assert strings["causal.generation_note"] in [c.value for c in at.caption]

@@ -49,7 +49,8 @@ def test_every_japanese_text_follows_the_glossary_and_punctuation():
 
 def test_the_preferred_terms_are_the_ones_used():
     texts = "\n".join(japanese_texts().values())
-    for term in ("アテンション", "セルフアテンション", "リークテスト", "一時停止", "再生", "次元 d（q と k の要素数）"):
+    for term in ("アテンション", "セルフアテンション", "リークテスト", "一時停止", "再生", "次元 d（q と k の要素数）",
+                 "位置番号", "ポストノルム", "KV キャッシュ", "スマートフォン", "選択欄"):
         assert term in texts, term
 
 
@@ -73,4 +74,4 @@ def test_prediction_feedback_reads_as_japanese(answer):
     assert_clean(at)
     shown = [box.value for box in list(at.success) + list(at.warning)]
     assert len(shown) == 1 and violations(shown[0]) == [], shown
-    assert shown[0].startswith(load_strings("ja")["common.predict_wrong"])
+    assert shown[0].startswith(load_strings("ja")["common.predict_wrong"].split("{")[0] + "「")

@@ -4,6 +4,7 @@ sentence-dependent slider follows the sentence, bad input and extreme values giv
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from tests.test_japanese_ui import english_leaks
 from ui.common import MAX_CHARS
 from tests.visible_text import visible_texts
 from ui.common import md_escape
-from ui.i18n import load_strings
+from ui.i18n import load_strings, sci
 
 pytestmark = pytest.mark.pages
 
@@ -78,7 +79,7 @@ def test_figures_and_sentences_hold_the_core_numbers(glove):
     assert np.all(decode_array(local[1]["y"]) > 0)
     shown = text(at)
     en = load_strings("en")
-    assert en["transformer.plain_result"].format(max=f"{check.max_difference['plain']:.1e}", changed=0, n=n) in shown
+    assert en["transformer.plain_result"].format(max=sci(check.max_difference["plain"]), changed=0, n=n) in shown
     assert en["transformer.pe_result"].format(max=f"{check.max_difference['positional']:.3f}", changed=n, n=n) in shown
     order = " ".join(DEFAULT.split()[i] for i in check.perm)
     assert en["transformer.shuffled"].format(order=md_escape(order)) in shown
@@ -110,7 +111,7 @@ def test_slider_follows_the_sentence_long_short_one_long():
     box = lambda: at.text_input(key="transformer_text")  # noqa: E731
     box().input(" ".join(["cat", "dog", "bird", "fish"] * 10)).run()  # 40 tokens
     assert_clean(at)
-    at.slider(key="transformer_pos").set_value(40).run()
+    at.slider(key="transformer_pos").set_value(39).run()
     assert_clean(at)
     for sentence, n in (("the cat sat", 3), ("cat", 1), (" ".join(["cat", "dog"] * 20), 40), ("a b", 2)):
         box().input(sentence).run()
@@ -119,7 +120,7 @@ def test_slider_follows_the_sentence_long_short_one_long():
         if n == 1:
             assert not sliders and at.info  # one token: no slider, and nothing to shuffle (said so)
         else:
-            assert sliders[0].max == n and 1 <= sliders[0].value <= n
+            assert sliders[0].max == n - 1 and 0 <= sliders[0].value <= n - 1  # positions p = 0 .. n - 1
         assert "transformer_local_fig" in figs(at)
 
 
@@ -174,10 +175,10 @@ def test_japanese_page_shows_no_english_ui_text(query):
 
 def test_link_opens_the_same_state():
     query = {"transformer_text": "the dog saw the dog", "transformer_glove": "false", "transformer_seed": "2",
-             "transformer_perm": "9", "transformer_act": "gelu", "transformer_pos": "5"}
+             "transformer_perm": "9", "transformer_act": "gelu", "transformer_pos": "4"}
     at = revealed("ja", query)
     assert at.text_input(key="transformer_text").value == "the dog saw the dog"
-    assert at.slider(key="transformer_pos").value == 5
+    assert at.slider(key="transformer_pos").value == 4
     assert at.radio(key="transformer_act").value == "gelu"
     assert at.number_input(key="transformer_perm").value == 9
 
@@ -231,3 +232,54 @@ def test_without_the_model_package_the_page_says_so(monkeypatch):
         assert any(INSTALL_COMMAND in c.value for c in at.caption)
     finally:
         transformer.real_model_sizes.clear()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_positions_are_counted_from_0_everywhere_on_the_page(lang):
+    """One rule, the formula's: the first position is p = 0 in the heat maps' rows, the bars, the slider and its
+    sentence, and the CSV."""
+    at = revealed(lang)
+    words = DEFAULT.split()
+    labels = [f"{p}: {w}" for p, w in enumerate(words)]
+    f = figs(at)
+    assert f["transformer_pe_fig"]["data"][0]["y"] == labels
+    assert f["transformer_out_fig"]["data"][0]["y"] == labels
+    assert f["transformer_pe_fig"]["layout"]["yaxis"]["title"]["text"] == load_strings(lang)["transformer.axis_position"]
+    slider = at.slider(key="transformer_pos")
+    assert (slider.min, slider.max, slider.value) == (0, len(words) - 1, 3)
+    assert f["transformer_local_fig"]["layout"]["xaxis"]["ticktext"] == labels
+    strings = load_strings(lang)
+    assert any(m.value.startswith(strings["transformer.local_result"].format(
+        j=3, token=words[3], ffn=1, n=len(words), others="0.0", attn=len(words))[:30]) for m in at.markdown)
+    assert ("位置番号 p：トークン" if lang == "ja" else "position p: token") == strings["transformer.axis_position"]
+
+
+E_NOTATION = re.compile(r"\d[eE][+-]?\d")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_small_numbers_are_powers_of_ten_and_lists_use_the_languages_separator(lang):
+    at = revealed(lang)
+    shown = text(at) + "\n" + "\n".join(str(d.value) for d in at.dataframe)
+    assert not E_NOTATION.findall(shown), E_NOTATION.findall(shown)
+    table = at.dataframe[0].value
+    strings = load_strings(lang)
+    means = list(table[strings["transformer.col_mean"]])
+    assert [m for m in means if "× 10⁻" in m], means  # a row's mean after layer norm is a float's rounding
+    firsts = list(table[strings["transformer.col_first"].format(token="the")])
+    assert all(f.count(strings["common.list_separator"]) == 2 for f in firsts), firsts
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_jargon_gets_a_gloss_at_first_use(lang):
+    strings = load_strings(lang)
+    gloss = {"en": {"transformer.block_intro": "post-norm: the norm comes after the addition",
+                    "transformer.vectors_glove": "d_model = {d}: the model's width",
+                    "transformer.activation_help": "ReLU(x) = max(0, x)"},
+             "ja": {"transformer.block_intro": "ポストノルム：足し算の後に正規化する",
+                    "transformer.vectors_glove": "d_model = {d}：モデルの幅",
+                    "transformer.activation_help": "ReLU(x) = max(0, x)"}}[lang]
+    for key, words in gloss.items():
+        assert words in strings[key], key
+    at = revealed(lang)
+    assert at.radio(key="transformer_act").help == strings["transformer.activation_help"]

@@ -25,6 +25,7 @@ from ui.common import (
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
+from ui.i18n import sci
 from ui.word_vectors import sentence_vectors, vector_controls, word_vectors
 
 S = "causal"
@@ -48,6 +49,11 @@ def frames_of(X, seed: int):
 @st.cache_data(max_entries=256, show_spinner=False)
 def leak(X, position: int, new_vector, seed: int):
     return leak_test(X, position, new_vector, seed)
+
+
+def number(x: float) -> str:
+    """A number quoted in a sentence: 0.0 exactly as 0.0, 0.123 to 3 digits, a tiny one as 1.2 × 10⁻⁷."""
+    return repr(x) if x == 0 else (f"{x:.3g}" if abs(x) >= 1e-3 else sci(x, 2))
 
 
 class Controls(NamedTuple):
@@ -121,9 +127,9 @@ def section_matrices(t, s: Sentence) -> None:
             weights_heatmap, res["causal"].weights, s.words, title=t("causal.causal_title"), hidden=~res["causal"].mask,
             value_label=t("causal.weight_label"), highlight_row=0, axis_titles=heatmap_axes(t)), key="causal_causal_fig")
     if n > 1:
-        st.caption(t("causal.matrices_caption", masked=facts["masked"], causal_max=repr(facts["causal_max_above"]),
-                     first=repr(facts["first_self"]), bi_min=facts["bidirectional_min_above"],
-                     err=facts["row_sum_error"]))
+        st.caption(t("causal.matrices_caption", masked=facts["masked"], causal_max=number(facts["causal_max_above"]),
+                     first=repr(facts["first_self"]), bi_min=number(facts["bidirectional_min_above"]),
+                     err=sci(facts["row_sum_error"])))
     else:
         st.caption(t("causal.matrices_caption_one"))
 
@@ -146,7 +152,7 @@ def section_generation(t, s: Sentence) -> None:
     res = experiment(s.X, s.seed)
     newest = res["causal"].weights[generated - 1, :generated]
     st.caption(t("causal.generation_caption", k=generated, token=s.safe[generated - 1],
-                 weights=", ".join(f"{w} {v:.4f}" for w, v in zip(s.safe, newest))))
+                 weights=t.join(f"{w} {v:.4f}" for w, v in zip(s.safe, newest))))
     st.markdown(t("causal.first_row", value=repr(mask_facts(res)["first_self"])))
     explanation(t("causal.generation_note"), caption=True)
 
@@ -188,12 +194,12 @@ def section_leak(t, s: Sentence) -> None:
     elif result.unchanged_before("causal"):
         st.success(t("causal.leak_exact", before=j, j=j + 1, max=repr(result.max_change_before("causal"))))
     else:
-        st.warning(t("causal.leak_not_exact", j=j + 1, max=repr(result.max_change_before("causal"))))
+        st.warning(t("causal.leak_not_exact", j=j + 1, max=number(result.max_change_before("causal"))))
     st.markdown(t("causal.leak_after", j=j + 1, changed=result.rows_changed("causal", j), total=n - j))
     st.markdown(t("causal.leak_bi", changed=result.rows_changed("bidirectional"), n=n, j=j + 1))
     if j > 0:  # the row that must predict token j: it sees the answer without the mask, never with it
-        st.markdown(t("causal.leak_cheat", i=j, j=j + 1, bi=f"{result.row_change['bidirectional'][j - 1]:.3g}",
-                      causal=repr(float(result.row_change["causal"][j - 1]))))
+        st.markdown(t("causal.leak_cheat", i=j, j=j + 1, bi=number(float(result.row_change["bidirectional"][j - 1])),
+                      causal=number(float(result.row_change["causal"][j - 1]))))
     table = pd.DataFrame({
         t("causal.col_position"): list(range(1, n + 1)),
         t("causal.col_token"): s.words,

@@ -66,9 +66,16 @@ def page_header(t: Translator, section: str, formula: str) -> None:
     explanation(t(f"{section}.explain"))
 
 
+TRY_ICON = ":material/lightbulb:"
+
+
 def what_to_try(t: Translator, section: str, **values) -> None:
-    """The lesson's "What to try" box (locales ``<section>.try``), drawn right under the page's controls."""
-    st.info(t(f"{section}.try", **values), icon=":material/lightbulb:")
+    """The lesson's "What to try" box (locales ``<section>.try``), drawn right under the page's controls.
+
+    In presenter mode a class reads a short hint, not a paragraph: ``<section>.try_short`` when the lesson has one.
+    """
+    key = f"{section}.try_short" if presenting() and t.has(f"{section}.try_short") else f"{section}.try"
+    st.info(t(key, **values), icon=TRY_ICON)
 
 
 FULL_RUN = "_full_run"  # counted by the frame (streamlit_app.py): one per full script run; fragment reruns do not count
@@ -123,8 +130,18 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
         if choice == answer:
             st.success(t("common.predict_right") + gap + t(f"{section}.predict_why"))
         else:
-            st.warning(t("common.predict_wrong") + gap + t(f"{section}.predict_why"))
+            right = quoted_option(t, t(f"{section}.predict_{answer}"))
+            st.warning(t("common.predict_wrong", answer=right) + gap + t(f"{section}.predict_why"))
         return True
+
+
+def quoted_option(t: Translator, label: str) -> str:
+    """An option's label as a quotation inside a sentence: its own closing stop dropped, its inner quotes turned
+    into the inner pair (“ ” -> ‘ ’ in English, 「」 -> 『』 in Japanese)."""
+    label = label.strip().rstrip("。.")
+    if t.lang == "ja":
+        return "「" + label.replace("「", "『").replace("」", "』") + "」"
+    return "“" + label.replace("“", "‘").replace("”", "’") + "”"
 
 
 def sentence_tokens(t: Translator, text: str, max_tokens: int = MAX_TOKENS) -> list[str] | None:
@@ -166,9 +183,9 @@ def show_unknown(t: Translator, unknown: list[str]) -> None:
     foreign = set(non_english(unknown))
     english = [w for w in unknown if w not in foreign]
     if english:
-        st.caption(t("common.unknown_words", words=", ".join(md_escape(w) for w in english)))
+        st.caption(t("common.unknown_words", words=t.join(md_escape(w) for w in english)))
     if foreign:
-        st.info(t("glove.english_only", words=", ".join(md_escape(w) for w in unknown if w in foreign)),
+        st.info(t("glove.english_only", words=t.join(md_escape(w) for w in unknown if w in foreign)),
                 icon=":material/translate:")
 
 

@@ -35,7 +35,8 @@ def presenter_style() -> str:
     Streamlit truncates labels with an ellipsis (widget labels, metrics, toggles, buttons, sidebar links): here they
     wrap instead. Rules name the innermost element that carries the font size, because Streamlit writes a metric's
     value and a widget's label as a Markdown paragraph (a general paragraph rule would otherwise win). Canvas tables
-    (st.dataframe) are zoomed. Theme colours are untouched.
+    (st.dataframe) are zoomed, inside a frame of 1 / 1.25 of the column: Streamlit sizes the grid to that frame, so
+    the zoomed grid fills the column instead of running past its right edge. Theme colours are untouched.
     tests/browser/test_projector.py measures the computed sizes and looks for clipped labels on every page.
     """
     return "<style>" + PAGE_STYLE + """
@@ -63,6 +64,8 @@ def presenter_style() -> str:
     .stApp [data-testid="stSliderTickBarMax"] { font-size: 1.1rem; }
     .stApp [data-testid="stTable"] th, .stApp [data-testid="stTable"] td { font-size: 1.2rem; }
     .stApp [data-testid="stDataFrame"] { zoom: 1.25; }
+    .stApp [data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] > [data-testid="stDataFrame"]) {
+      width: 80% !important; }
     .stApp [data-testid="stAlertContainer"] p { font-size: 1.3rem; }
     [data-testid="stSidebarNavLink"] span, [data-testid="stSidebar"] [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; }
     /* wrap, never "...": widget and metric labels, metric values, toggles, buttons, tabs, sidebar links */
@@ -180,9 +183,13 @@ def show_plotly(fig: dict, key: str, **kwargs):
     if on_touch_device():
         spec = touch_spec(spec)
         config["displayModeBar"] = False  # on a phone the toolbar covered the chart titles
-        # Streamlit turns a selectable chart's drag mode back to "pan", and Plotly.js then keeps every swipe over it
-        # from scrolling the page: on a phone the chart is shown without selection (the page's own picker remains).
-        kwargs.pop("on_select", None)
+        # Streamlit 1.67 gives a selectable chart without a drag mode the drag mode "pan", and Plotly.js cancels the
+        # touch of any drag mode but none, so a chart that takes taps keeps every swipe over it from scrolling the
+        # page: on a phone the chart is shown without selection, with a line above it that the picker is the way.
+        if kwargs.pop("on_select", None) is not None:  # (a tap cannot select without a drag mode: say so, here)
+            from ui.common import translator
+
+            st.caption(translator()("common.tap_picker"))
         kwargs.pop("selection_mode", None)
     return st.plotly_chart(_SentAsIs(spec), key=key, config=config, **kwargs)
 

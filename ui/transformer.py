@@ -26,6 +26,7 @@ from ui.common import (
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
+from ui.i18n import sci
 from ui.word_vectors import sentence_vectors, vector_controls
 
 S = "transformer"
@@ -72,7 +73,7 @@ class Sentence(NamedTuple):
     X: object  # (n, d) token vectors
     words: list
     safe: list  # the words as Markdown that shows them literally
-    labels: list  # "position: word"
+    labels: list  # "p: word", p counted from 0 as in the positional encoding's formula
     seed: int
 
 
@@ -85,7 +86,12 @@ def section_vectors(t, c: Controls) -> Sentence | None:
     n, d = X.shape
     st.caption(t("transformer.vectors_glove" if c.use_glove else "transformer.vectors_random", n=n, d=d))
     st.caption(t("transformer.untrained_note"))
-    return Sentence(X, words, [md_escape(w) for w in words], [f"{i + 1}: {w}" for i, w in enumerate(words)], c.seed)
+    return Sentence(X, words, [md_escape(w) for w in words], position_labels(words), c.seed)
+
+
+def position_labels(words) -> list[str]:
+    """words -> ["0: the", "1: cat", ...]: every position on this page is p, counted from 0 as in PE's formula."""
+    return [f"{p}: {w}" for p, w in enumerate(words)]
 
 
 @guarded_fragment
@@ -105,7 +111,7 @@ def section_order(t, s: Sentence) -> None:
     st.markdown(t("transformer.shuffled", order=" ".join(safe[i] for i in check.perm)))
     if not predict_then_reveal(t, S, 3, 1, key="transformer_predict"):
         return
-    st.markdown(t("transformer.plain_result", max=f"{check.max_difference['plain']:.1e}",
+    st.markdown(t("transformer.plain_result", max=sci(check.max_difference["plain"]),
                   changed=check.tokens_changed("plain"), n=n))
     st.subheader(t("transformer.pe_header"))
     explanation(t("transformer.pe_intro"))
@@ -124,6 +130,11 @@ def section_order(t, s: Sentence) -> None:
                   changed=check.tokens_changed("positional"), n=n))
 
 
+def small_number(x: float) -> str:
+    """A table's number: +0.123, or 1.2 × 10⁻¹⁷ when it is too small for three decimals (a mean after layer norm)."""
+    return f"{x:+.3f}" if abs(x) >= 5e-4 or x == 0 else sci(x, 3)
+
+
 def section_block(t, s: Sentence) -> str:
     """3. The block, step by step: shapes, the first token's numbers, layer norm's result, the output Y and its CSV.
     -> the feed-forward activation chosen (for the locality check)."""
@@ -132,30 +143,29 @@ def section_block(t, s: Sentence) -> str:
     st.subheader(t("transformer.block_header"))
     explanation(t("transformer.block_intro"))
     activation = url_selectbox(t("transformer.activation"), ["relu", "gelu"], "transformer_act", widget=st.radio,
-                               horizontal=True, format_func=lambda k: t(f"transformer.act_{k}"))
+                               horizontal=True, format_func=lambda k: t(f"transformer.act_{k}"),
+                               help=t("transformer.activation_help"))
     steps = block(X, seed, activation)
     table = pd.DataFrame({
         t("transformer.col_step"): [t(f"transformer.step_{step}") for step in STEPS],
         t("transformer.col_shape"): [f"{steps[step].shape[0]} × {steps[step].shape[1]}" for step in STEPS],
-        t("transformer.col_first", token=words[0]): [", ".join(f"{v:+.3f}" for v in steps[step][0, :3]) for step in STEPS],
-        t("transformer.col_mean"): [float(steps[step][0].mean()) for step in STEPS],
-        t("transformer.col_var"): [float(steps[step][0].var()) for step in STEPS],
+        t("transformer.col_first", token=words[0]): [t.join(f"{v:+.3f}" for v in steps[step][0, :3]) for step in STEPS],
+        t("transformer.col_mean"): [small_number(float(steps[step][0].mean())) for step in STEPS],
+        t("transformer.col_var"): [f"{float(steps[step][0].var()):.5f}" for step in STEPS],
     })
-    st.dataframe(table, hide_index=True, column_config={
-        t("transformer.col_mean"): st.column_config.NumberColumn(format="%.2e"),
-        t("transformer.col_var"): st.column_config.NumberColumn(format="%.5f")})
+    st.dataframe(table, hide_index=True)
     st.markdown(t("transformer.shapes", n=n, d=d, h=steps["ffn_hidden"].shape[1]))
     norm1, norm2 = row_stats(steps["add_norm_1"]), row_stats(steps["add_norm_2"])
     gap = max(1 - min(norm1["var_min"], norm2["var_min"]), max(norm1["var_max"], norm2["var_max"]) - 1)
-    st.markdown(t("transformer.norm_result", mean=f"{max(norm1['max_abs_mean'], norm2['max_abs_mean']):.1e}",
-                  gap=f"{gap:.1e}"))
+    st.markdown(t("transformer.norm_result", mean=sci(max(norm1["max_abs_mean"], norm2["max_abs_mean"])),
+                  gap=sci(gap)))
     out = steps["add_norm_2"]
     show_plotly(figure_spec(feature_heatmap, out, labels, title=t("transformer.out_title"), value_label="Y",
                             axis_titles=(t("transformer.axis_dim"), t("transformer.axis_token"))),
                 key="transformer_out_fig")
     frame = pd.DataFrame(out, columns=[str(i) for i in range(d)])
     frame.insert(0, t("transformer.col_token"), words)
-    frame.insert(0, t("transformer.col_position"), list(range(1, n + 1)))
+    frame.insert(0, t("transformer.col_position"), list(range(n)))
     csv_download(t("transformer.download"), frame, "transformer_block_output.csv", key="transformer_csv")
     return activation
 
@@ -166,14 +176,14 @@ def section_locality(t, s: Sentence, activation: str) -> None:
     n = len(X)
     st.subheader(t("transformer.local_header"))
     explanation(t("transformer.local_intro"))
-    j = 0 if n == 1 else bounded_slider(t("transformer.local_pos"), 1, n, (n + 1) // 2, key="transformer_pos",
-                                        bind="query-params") - 1
+    j = 0 if n == 1 else bounded_slider(t("transformer.local_pos"), 0, n - 1, (n + 1) // 2 - 1, key="transformer_pos",
+                                        bind="query-params")
     check = locality(X, seed, activation, j)
     names = {"ffn": t("transformer.mode_ffn"), "attention": t("transformer.mode_attention")}
     show_plotly(figure_spec(change_bars, labels, check.row_change, names, highlight=j, title=t("transformer.local_title",
                             token=labels[j]), value_label=t("transformer.change_label"),
                             exact_zero=t("transformer.exact_zero")), key="transformer_local_fig")
-    st.markdown(t("transformer.local_result", j=j + 1, token=safe[j], ffn=check.rows_changed("ffn"), n=n,
+    st.markdown(t("transformer.local_result", j=j, token=safe[j], ffn=check.rows_changed("ffn"), n=n,
                   others=repr(check.others_max("ffn")), attn=check.rows_changed("attention")))
 
 

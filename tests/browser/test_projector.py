@@ -1,6 +1,7 @@
 """What a projector shows: every page in both languages renders with its charts and no
 exception, error or dialog; at 1280x720 and 1920x1080, charts keep their text legible (no cell numbers or labels
-on top of each other, nothing cut at a chart's edge), and presenter mode makes what a class reads larger, never
+on top of each other, nothing cut at a chart's edge), tables fit the page and their content fits their frame, and
+presenter mode makes what a class reads larger, never
 smaller, and cuts no label short ("...")."""
 
 from __future__ import annotations
@@ -34,6 +35,45 @@ CHART_TEXT_PROBLEMS = """(tolerance) => {
   });
   return problems;
 }"""
+
+
+# Tables (st.dataframe's canvas grid, st.table's HTML) whose frame runs past the page's column, or whose content is
+# wider than their frame (the grid then scrolls sideways: its right-hand columns are cut at the frame's edge). A grid
+# not drawn yet (in a closed expander) has no scroller and is not measured. -> {measured, problems}
+TABLE_PROBLEMS = """() => {
+  const main = document.querySelector('[data-testid=stMainBlockContainer]').getBoundingClientRect();
+  const problems = [];
+  let measured = 0;
+  document.querySelectorAll('[data-testid=stDataFrame], [data-testid=stTable]').forEach((e, i) => {
+    const r = e.getBoundingClientRect();
+    const grid = e.querySelector('.dvn-scroller'), table = e.querySelector('table');
+    if (r.width === 0 || !(grid || table)) return;
+    measured++;
+    if (r.right > main.right + 1 || r.left < main.left - 1)
+      problems.push(`table ${i}: its frame (${Math.round(r.left)}..${Math.round(r.right)} px) runs past the page`);
+    const [content, frame] = grid ? [grid.scrollWidth, grid.clientWidth] : [table.getBoundingClientRect().width, r.width];
+    if (content > frame + 1) problems.push(`table ${i}: its content is ${Math.round(content)} px wide in a ${Math.round(frame)} px frame`);
+  });
+  return {measured, problems};
+}"""
+
+# Pages whose tables are known to fail TABLE_PROBLEMS (reported to their owners), and in which mode; a table problem
+# anywhere else fails the test. Lessons 5 and 7 must draw at least one table that fits.
+KNOWN_TABLE_PROBLEMS = {
+    "scaling": {"normal", "presenter"},  # the d table (after the answer): its columns are wider than the page's column
+    "self-attention": {"presenter"},  # a table wider than the zoomed frame
+    "trained-model": {"presenter"},  # the catalogue table (after both answers): wider than the zoomed frame
+}
+TABLES_AT_LEAST = {"causal": 1, "transformer": 1}
+
+
+def table_problems(page, url_path: str, mode: str) -> list[str]:
+    """The page's table problems (TABLE_PROBLEMS) that are not known for this page and mode; known ones are returned
+    as ["known: ..."]."""
+    found = page.evaluate(TABLE_PROBLEMS)
+    assert found["measured"] >= TABLES_AT_LEAST.get(url_path, 0), f"/{url_path}: no table measured"
+    known = mode in KNOWN_TABLE_PROBLEMS.get(url_path, set())
+    return [("known: " if known else "") + p for p in found["problems"]]
 
 
 def scroll_through(page) -> None:
@@ -103,7 +143,9 @@ def test_every_page_renders_and_its_chart_text_is_legible_at_1280x720(projector,
     assert_rendered(projector)
     problems = projector.evaluate(CHART_TEXT_PROBLEMS, 2)
     known = [p for p in problems if any(p.startswith(prefix) for prefix in known_prefixes(url_path, lang))]
-    assert [p for p in problems if p not in known] == []
+    tables = table_problems(projector, url_path, "normal")
+    assert [p for p in problems if p not in known] + [p for p in tables if not p.startswith("known: ")] == []
+    known += tables
     if known:
         pytest.xfail(f"known (KNOWN_PROBLEMS): {known[:2]}")
 
@@ -184,3 +226,7 @@ def test_presenter_mode_is_larger_and_cuts_no_label(projector, app_url, url_path
             assert compared[name][1] >= 1.15 * compared[name][0], (name, compared[name])
     scroll_through(projector)
     assert projector.evaluate(CLIPPED_LABELS) == []
+    tables = table_problems(projector, url_path, "presenter")
+    assert [p for p in tables if not p.startswith("known: ")] == []
+    if tables:
+        pytest.xfail(f"known (KNOWN_TABLE_PROBLEMS): {tables[:2]}")

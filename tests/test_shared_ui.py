@@ -1,0 +1,127 @@
+"""The shared page furniture of ui/common.py on every lesson: a wrong prediction names the right option, the
+"What to try" box sits in one place (right under the controls, above every result) and is a short hint in presenter
+mode where the lesson has one, and lists inside a sentence use the language's separator."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
+
+from tests.apptest_utils import assert_clean, open_page
+from tests.pages import PAGES
+from tests.test_predictions import OPENED_AT, QUESTIONS
+from ui.common import quoted_option
+from ui.i18n import Translator, load_strings
+
+pytestmark = pytest.mark.pages
+
+LESSONS = [p.section for p in PAGES if p.section != "home"]
+CONTROLS = {"selectbox", "slider", "select_slider", "text_input", "text_area", "number_input", "toggle", "checkbox",
+            "radio", "multiselect", "segmented_control", "button_group", "button"}
+RESULTS = {"plotly_chart", "vega_lite_chart", "dataframe", "table", "metric", "subheader", "header",
+           "download_button", "json"}
+
+
+def in_page_order(node, out: list) -> list:
+    """Every element of the page, depth-first in the order the learner sees them."""
+    if isinstance(node, Block):
+        for child in node.children.values():
+            in_page_order(child, out)
+    else:
+        out.append(node)
+    return out
+
+
+# --- 1. a wrong answer names the right option ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("section", list(QUESTIONS))
+def test_a_wrong_answer_names_the_right_option(section, lang):
+    key, right, _ = QUESTIONS[section]
+    at = open_page(section, lang, query=OPENED_AT.get(section))
+    wrong = 1 if right != 1 else 2
+    at.radio(key=key).set_value(wrong).run()
+    assert_clean(at)
+    t = Translator(lang)
+    right_label = t(f"{section}.predict_{right}")
+    shown = [w.value for w in at.warning if t(f"{section}.predict_why") in w.value]
+    assert len(shown) == 1, [w.value for w in at.warning]
+    assert shown[0].startswith(t("common.predict_wrong", answer=quoted_option(t, right_label)))
+    assert not [s for s in at.success if t(f"{section}.predict_why") in s.value]
+
+
+def test_the_right_option_is_quoted_as_each_language_quotes():
+    en, ja = Translator("en"), Translator("ja")
+    assert quoted_option(en, "Yes: it now gives “street” more weight.") == "“Yes: it now gives ‘street’ more weight”"
+    assert quoted_option(ja, "はい：今度は「street」に多く重みを置く。") == "「はい：今度は『street』に多く重みを置く」"
+    assert en("common.predict_wrong", answer="“A”") == "Not quite: the answer is “A”."
+    assert ja("common.predict_wrong", answer="「A」") == "正解は「A」です。"
+
+
+# --- 2. "What to try": one place on every page, a short hint on the projector -------------------------------------
+
+def try_box(at, section: str, lang: str, presenter: bool) -> tuple[list, int]:
+    """(the page's elements in order, the index of its one "What to try" box)."""
+    t = Translator(lang)
+    key = f"{section}.try_short" if presenter and t.has(f"{section}.try_short") else f"{section}.try"
+    elements = in_page_order(at.main, [])
+    head = t(key).split("{")[0][:40]  # (scaling formats numbers into its text)
+    boxes = [i for i, el in enumerate(elements) if el.type == "info" and el.value.startswith(head)]
+    assert len(boxes) == 1, f"{section}: {len(boxes)} try boxes reading {head!r}"
+    return elements, boxes[0]
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("section", LESSONS)
+def test_the_try_box_comes_right_after_the_controls_and_before_any_result(section, presenter):
+    at = open_page(section, "en", query={**OPENED_AT.get(section, {}), **({"presenter": "true"} if presenter else {})})
+    assert_clean(at)
+    elements, at_box = try_box(at, section, "en", presenter)
+    before = elements[:at_box]
+    assert [el.type for el in before if el.type in RESULTS] == [], f"{section}: a result above the try box"
+    assert [el for el in before if el.type in CONTROLS], f"{section}: no control above the try box"
+    previous = [el.type for el in before if el.type not in ("caption", "info", "markdown", "warning")]
+    assert previous[-1] in CONTROLS, f"{section}: the try box does not follow the controls ({previous[-3:]})"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("section", ["causal", "transformer"])
+def test_presenter_mode_shows_the_short_hint(section, lang):
+    strings = load_strings(lang)
+    short, full = strings[f"{section}.try_short"], strings[f"{section}.try"]
+    assert len(short) < len(full) / 2
+    presenting = open_page(section, lang, query={"presenter": "true"})
+    shown = [i.value for i in presenting.info]
+    assert short in shown and full not in shown
+    normal = open_page(section, lang)
+    shown = [i.value for i in normal.info]
+    assert full in shown and short not in shown
+
+
+def test_every_try_short_exists_in_both_languages():
+    en, ja = load_strings("en"), load_strings("ja")
+    shorts = {k for k in en if k.endswith(".try_short")}
+    assert shorts >= {"causal.try_short", "transformer.try_short"}
+    assert shorts == {k for k in ja if k.endswith(".try_short")}
+
+
+# --- 3. lists inside a sentence -----------------------------------------------------------------------------------
+
+def _unknown_words_page():
+    import streamlit as st
+
+    from ui.common import show_unknown
+    from ui.i18n import Translator
+
+    show_unknown(Translator(st.query_params.get("lang", "en")), ["xqzv", "blorf", "猫", "。"])
+
+
+@pytest.mark.parametrize("lang,separator", [("en", ", "), ("ja", "、")])
+def test_show_unknown_lists_words_with_the_languages_separator(lang, separator):
+    at = AppTest.from_function(_unknown_words_page)
+    at.query_params["lang"] = lang
+    at.run()
+    assert not at.exception
+    assert [c.value for c in at.caption] == [Translator(lang)("common.unknown_words", words=f"xqzv{separator}blorf")]
+    assert f"猫{separator}。" in at.info[0].value
