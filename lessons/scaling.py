@@ -1,7 +1,7 @@
 """Lesson 4, why divide by sqrt(d_k): random q . k has variance d; unscaled, softmax saturates and the gradient dies."""
 
 from ui import scaling
-from ui.common import guarded_fragment, page_header, translator
+from ui.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (r"\operatorname{Var}(q \cdot k) = d_k \qquad "
            r"\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}\,\tau}\right)")
@@ -11,7 +11,7 @@ FORMULA = (r"\operatorname{Var}(q \cdot k) = d_k \qquad "
 def experiment() -> None:
     """The controls, the histogram, one query's weights and the d animation: a control change reruns only this."""
     controls = scaling.controls(t)
-    scaling.try_box(t, controls)
+    what_to_try(t, "scaling", **scaling.try_values(controls))
     scaling.section_histogram(t, controls)
     scaling.section_weights(t, controls)
     scaling.section_animation(t, controls)

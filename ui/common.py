@@ -108,19 +108,23 @@ def _history_navigation() -> bool:
     return bool(ctx is not None and ctx.is_history_navigation)
 
 
-def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int, key: str) -> bool:
+def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int, key: str, **values) -> bool:
     """Ask locales' ``<section>.predict_q`` with options ``predict_1..n``; True once the learner has answered.
 
-    The page shows the figure that settles the question only after this returns True.
+    ``values`` fill the question's texts (a page whose question names the learner's own words). The page shows the
+    figure that settles the question only after this returns True.
     """
+    def say(k: str) -> str:
+        return t(k, **values)
+
     options = list(range(1, n_options + 1))
     show_stored_choice(key)
     with st.container(border=True):
         choice = st.radio(
-            t(f"{section}.predict_q"),
+            say(f"{section}.predict_q"),
             options,
             index=None,
-            format_func=lambda i: t(f"{section}.predict_{i}"),
+            format_func=lambda i: say(f"{section}.predict_{i}"),
             key=key,
         )
         if choice is None:
@@ -128,10 +132,10 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
             return False
         gap = "" if t.lang == "ja" else " "  # (Japanese puts no space after 。)
         if choice == answer:
-            st.success(t("common.predict_right") + gap + t(f"{section}.predict_why"))
+            st.success(t("common.predict_right") + gap + say(f"{section}.predict_why"))
         else:
-            right = quoted_option(t, t(f"{section}.predict_{answer}"))
-            st.warning(t("common.predict_wrong", answer=right) + gap + t(f"{section}.predict_why"))
+            right = quoted_option(t, say(f"{section}.predict_{answer}"))
+            st.warning(t("common.predict_wrong", answer=right) + gap + say(f"{section}.predict_why"))
         return True
 
 

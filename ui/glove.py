@@ -110,19 +110,6 @@ class Sentence(NamedTuple):
     preset: str | None  # the id of the preset sentence these words are (DOCUMENT_A, TWIN, ...), or None
 
 
-class FilledTranslator:
-    """A translator whose texts are filled with this sentence's words: predict_then_reveal asks for its keys bare."""
-
-    def __init__(self, t, **values):
-        self._t, self._values, self.lang = t, values, t.lang
-
-    def __call__(self, key: str, **values) -> str:
-        return self._t(key, **{**self._values, **values})
-
-    def join(self, items) -> str:
-        return self._t.join(items)
-
-
 def quoted(t, word: str) -> str:
     """A word of the sentence inside a sentence of this language: “word” or 「word」 (escaped for Markdown)."""
     return t("glove.quoted", word=md_escape(word))
@@ -225,8 +212,8 @@ def section_raw(t, s: Sentence) -> None:
     rank, n = int(ranks_in_rows(row, ti)), len(words)
     order = top_targets(row)
     top = t.join(quoted(t, words[i]) + (t("glove.itself") if i == qi else "") for i in order[:4])
-    asked = FilledTranslator(t, query=md_escape(words[qi]), target=md_escape(words[ti]), rank=rank, n=n, top=top)
-    if predict_then_reveal(asked, S, 4, rank_band(rank, n), key="glove_predict"):
+    if predict_then_reveal(t, S, 4, rank_band(rank, n), key="glove_predict",
+                           query=md_escape(words[qi]), target=md_escape(words[ti]), rank=rank, n=n, top=top):
         st.markdown(t("glove.a_rank", target=md_escape(words[ti]), query=md_escape(words[qi]),
                       rank=rank, n=n, weight=number(row[ti]),
                       top=md_escape(words[order[0]]), top_weight=number(row[order[0]])))

@@ -19,7 +19,7 @@ from attention_core.scaling import (
     row_summary, sampling_sweep, score_sample, softmax_inputs, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
-from ui.common import csv_download, explanation, guarded_fragment, predict_then_reveal, presenting, what_to_try
+from ui.common import csv_download, explanation, guarded_fragment, predict_then_reveal
 from ui.display import show_plotly
 from ui.i18n import sci
 from ui.startup import SCALING_TABLE_SEED as TABLE_SEED, scaling_table as table  # noqa: F401 - the lesson's table
@@ -94,14 +94,6 @@ def try_values(c: Controls) -> dict:
     averaged = table()["max_scaled"]
     return dict(s4=at_d(frames[True], 4), s256=at_d(frames[True], 256), s1024=at_d(frames[True], 1024), n=c.n_keys,
                 m4=f"{averaged[0]:.3f}", m1024=f"{averaged[-1]:.3f}", draws=f"{TABLE_DRAWS:,}", keys=TABLE_KEYS)
-
-
-def try_box(t, c: Controls) -> None:
-    """"What to try" under the controls; in presenter mode a one-line hint (a class reads a hint, not a paragraph)."""
-    if presenting():
-        st.info(t(f"{S}.try_short"), icon=":material/lightbulb:")
-    else:
-        what_to_try(t, S, **try_values(c))
 
 
 def _weights(c: Controls):
