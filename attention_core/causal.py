@@ -111,6 +111,27 @@ def mask_facts(results: dict[str, MaskedAttention]) -> dict[str, float | int | N
     }
 
 
+def repeated_word(words, results: dict[str, MaskedAttention]) -> dict | None:
+    """words: (n) with results of causal_vs_bidirectional -> a word that occurs more than once, or None.
+
+    The word whose last occurrence comes last (in "... the bank ... the river bank", "bank"): {"word", "first",
+    "last" (positions of its first and last occurrence), "bidirectional" / "causal": the largest |difference| of
+    those two output rows}. One word has one vector, so without the mask its outputs are the same; the mask lets the
+    later occurrence see more words than the first.
+    """
+    first: dict[str, int] = {}
+    found = None
+    for j, word in enumerate(words):
+        if word in first:
+            found = (word, first[word], j)
+        first.setdefault(word, j)
+    if found is None:
+        return None
+    word, i, j = found
+    gaps = {mode: float(np.max(np.abs(results[mode].output[j] - results[mode].output[i]))) for mode in MODES}
+    return {"word": word, "first": i, "last": j, **gaps}
+
+
 @dataclass(frozen=True)
 class LeakResult:
     """Changing token j: delta[mode] (n, d) = output after - output before; row_change[mode] (n,) = max |delta| per row."""

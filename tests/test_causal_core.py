@@ -20,6 +20,7 @@ from attention_core.causal import (
     matrices_csv,
     qkv_projections,
     random_word_vectors,
+    repeated_word,
     replacement_vector,
 )
 from tests.hypothesis_budget import examples
@@ -261,3 +262,22 @@ def test_the_kv_cache_holds_in_a_stack_of_layers_not_in_this_single_one(use_glov
         for W in (second[1], second[2]):  # layer 2's keys and values of the earlier tokens
             same = np.array_equal((out_after @ W)[: n - 1], out_before @ W)
             assert same == causal, ("causal" if causal else "bidirectional", same)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_repeated_word_has_one_output_without_the_mask_and_two_with_it(seed):
+    words = "she went to the bank to pay before walking along the river bank".split()
+    X = random_word_vectors(words, RANDOM_DIM, seed)
+    found = repeated_word(words, causal_vs_bidirectional(X, seed))
+    assert (found["word"], found["first"], found["last"]) == ("bank", 4, 12)  # the later repeat wins over "to", "the"
+    Q, K, V = projected(X, seed)
+    by_hand = naive_causal_weights(Q, K) @ V
+    assert found["causal"] == pytest.approx(np.max(np.abs(by_hand[12] - by_hand[4])), rel=1e-9)
+    assert found["causal"] > 0.01
+    assert found["bidirectional"] < 1e-12  # the same query against the same keys: one row, whatever its position
+
+
+def test_no_repeated_word_no_comparison():
+    words = ["one", "two", "three"]
+    X = random_word_vectors(words, RANDOM_DIM, 0)
+    assert repeated_word(words, causal_vs_bidirectional(X, 0)) is None

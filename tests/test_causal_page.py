@@ -361,3 +361,14 @@ def test_the_kv_cache_sentence_says_it_needs_a_stack_of_layers(lang):
         assert all(w in strings[key] for w in words[lang]), key
     at = answer(open_clean(lang))
     assert strings["causal.generation_note"] in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_bank_preset_is_discussed_with_its_numbers(lang):
+    at = answer(open_clean(lang, query={"causal_preset": "bank"}))
+    strings = load_strings(lang)
+    head = strings["causal.repeated_caption"].split("{")[0]
+    shown = [c.value for c in at.caption if c.value.startswith(head)]
+    assert len(shown) == 1, [c.value for c in at.caption]
+    assert "bank" in shown[0] and re.search(r"(?<![\d.])5(?![\d.])", shown[0]) and re.search(r"(?<![\d.])14(?!\d)", shown[0])
+    assert strings["causal.seen_words"].format(n=14) in shown[0]

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.causal import (
-    causal_vs_bidirectional, generation_frames, leak_test, mask_facts, matrices_csv, replacement_vector,
+    causal_vs_bidirectional, generation_frames, leak_test, mask_facts, matrices_csv, repeated_word, replacement_vector,
 )
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
@@ -132,6 +132,13 @@ def section_matrices(t, s: Sentence) -> None:
                      err=sci(facts["row_sum_error"])))
     else:
         st.caption(t("causal.matrices_caption_one"))
+    twice = repeated_word(s.words, res)
+    if twice is not None:  # (the "bank" preset is built for this: one vector for both meanings)
+        seen = [t("causal.seen_itself") if k == 0 else t("causal.seen_words", n=k + 1)
+                for k in (twice["first"], twice["last"])]
+        st.caption(t("causal.repeated_caption", word=s.safe[twice["first"]], first=twice["first"] + 1,
+                     last=twice["last"] + 1, first_sees=seen[0], last_sees=seen[1],
+                     bi=number(twice["bidirectional"]), causal=number(twice["causal"])))
 
 
 @guarded_fragment
