@@ -60,9 +60,7 @@ TABLE_PROBLEMS = """() => {
 # Pages whose tables are known to fail TABLE_PROBLEMS (reported to their owners), and in which mode; a table problem
 # anywhere else fails the test. Lessons 5 and 7 must draw at least one table that fits.
 KNOWN_TABLE_PROBLEMS = {
-    "scaling": {"normal", "presenter"},  # the d table (after the answer): its columns are wider than the page's column
     "self-attention": {"presenter"},  # a table wider than the zoomed frame
-    "trained-model": {"presenter"},  # the catalogue table (after both answers): wider than the zoomed frame
 }
 TABLES_AT_LEAST = {"causal": 1, "transformer": 1}
 
