@@ -20,7 +20,7 @@ from charts.bars import change_bars
 from charts.causal import generation_animation, masked_scores_heatmap, weights_heatmap
 from charts.style import ACCENT, SECOND
 from ui.common import (
-    MAX_CHARS, bounded_slider, csv_download, explanation, guarded_fragment, heatmap_axes, md_escape,
+    MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes, md_escape,
     predict_then_reveal, url_selectbox,
 )
 from ui.display import show_plotly
@@ -214,5 +214,5 @@ def section_leak(t, s: Sentence) -> None:
         t("causal.col_bidirectional"): result.row_change["bidirectional"].tolist(),
         t("causal.col_exact"): result.rows_unchanged("causal").tolist(),
     })
-    st.dataframe(table, hide_index=True)
+    data_table(table, hide_index=True)
     csv_download(t("causal.download_leak"), table, "causal_leak_test.csv", "causal_leak_csv")

@@ -272,6 +272,15 @@ def bounded_slider(label: str, min_value, max_value, value, *, key: str, contain
     return (container or st).slider(label, min_value, max_value, value, key=key, **kwargs)
 
 
+def data_table(data, **kwargs):
+    """A lesson's table: st.dataframe (sortable, scrollable), or in presenter mode st.table, whose HTML takes the
+    projector's larger font and wraps to the column (a zoomed canvas grid would scroll its right-hand columns out of
+    sight). The presenter table drops the grid's options (column_config, key)."""
+    if presenting():
+        return st.table(data, hide_index=kwargs.get("hide_index"))
+    return st.dataframe(data, **kwargs)
+
+
 def csv_bytes(table) -> bytes:
     """A CSV (a pandas DataFrame, or CSV text) -> UTF-8 bytes with a byte-order mark.
 

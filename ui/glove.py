@@ -28,8 +28,8 @@ from attention_core.text import tokenize
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
 from ui.common import (
-    MAX_CHARS, csv_download, explanation, glove_vectors, guarded_fragment, md_escape, predict_then_reveal, presenting,
-    sentence_tokens, show_unknown, url_selectbox,
+    MAX_CHARS, csv_download, data_table, explanation, glove_vectors, guarded_fragment, md_escape, predict_then_reveal,
+    presenting, sentence_tokens, show_unknown, url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -196,7 +196,7 @@ def row_table(t, words, weights, target_index: int) -> dict:
 
 def show_table(t, table: dict, key: str, file_name: str) -> None:
     weight_col = t("glove.col_weight")
-    st.dataframe(table, hide_index=True, key=f"{key}_table",
+    data_table(table, hide_index=True, key=f"{key}_table",
                  column_config={weight_col: st.column_config.NumberColumn(format="%.4f")})
     csv_download(t("glove.download"), pd.DataFrame(table), file_name, f"{key}_download")
 

@@ -14,7 +14,7 @@ from attention_core.glove_pretrained import candidates, choice_weights, picked_h
 from attention_core.glove_pronouns import load_pronoun_dataset
 from attention_core.glove_training import TrainSetting, train_head
 from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model
-from ui.common import explanation
+from ui.common import data_table, explanation
 
 REAL_TRAIN_SENTENCES = 48  # the real model's head is picked on these many training sentences (24 pairs)
 
@@ -105,12 +105,12 @@ def section_side_by_side(t, trained: dict | None, held_before, held_after) -> No
     rows = {t("glove.compare_col_head"): [t("glove.compare_ours_before"), t("glove.compare_ours_after")],
             t("glove.compare_col_acc"): [f"{100 * ours_before:.1f} %", f"{100 * ours_after:.1f} %"]}
     if real is None:
-        st.dataframe(rows, hide_index=True, key="glove_compare_table")
+        data_table(rows, hide_index=True, key="glove_compare_table")
         st.caption(t("glove.compare_missing", command=INSTALL_COMMAND))
         return
     layer, head, picked_on, held = real[:4]
     rows[t("glove.compare_col_head")].append(t("glove.compare_real", head=f"L{layer}H{head}"))
     rows[t("glove.compare_col_acc")].append(f"{100 * held:.1f} %")
-    st.dataframe(rows, hide_index=True, key="glove_compare_table")
+    data_table(rows, hide_index=True, key="glove_compare_table")
     st.caption(t("glove.compare_caption", ours=f"{100 * ours_after:.1f} %", real=f"{100 * held:.1f} %",
                  head=f"L{layer}H{head}", picked=f"{100 * picked_on:.1f} %", n_pick=REAL_TRAIN_SENTENCES))

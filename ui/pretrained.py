@@ -25,7 +25,7 @@ from charts.matrix import attention_heatmap
 from charts.pretrained import MODEL_VIEW_SELECTION, model_view, model_view_table
 from charts.tokens import token_lines
 from ui.common import (
-    MAX_CHARS, MAX_TOKENS, explanation, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
+    MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
     url_selectbox,
 )
 from ui.display import show_plotly
@@ -321,7 +321,7 @@ def find_section(text: str, hide: bool) -> None:
                  head=names[0], weight=f"{weights[0]:.1%}", median=f"{np.median(weights):.1%}",
                  even=f"{1 / len(view.tokens):.1%}", n=len(view.tokens)))
     with st.expander(t(f"{S}.find_table")):
-        st.dataframe(pa.table({t(f"{S}.col_head"): names, t("common.weight"): np.round(weights, 4)}), hide_index=True,
+        data_table(pa.table({t(f"{S}.col_head"): names, t("common.weight"): np.round(weights, 4)}), hide_index=True,
                      key="pretrained_find_table")
 
 
@@ -379,6 +379,6 @@ def catalogue_section(t, hide: bool) -> None:
         t(f"{S}.col_twin_weight"): [pct(twin[k].best.weight) for k in KINDS],
         t(f"{S}.col_sentences"): [trained[k].sentences for k in KINDS],
     })
-    st.dataframe(table, hide_index=True, key="pretrained_catalogue")
+    data_table(table, hide_index=True, key="pretrained_catalogue")
     ratio = min(trained[k].best.weight / max(twin[k].best.weight, 1e-9) for k in KINDS)
     st.caption(t(f"{S}.catalogue_caption", ratio=f"{ratio:.1f}", twin_seed=TWIN_SEED))

@@ -13,7 +13,7 @@ from attention_core.qkv import (
     rgb_plane, temperature_sweep, weighted_sum_expression, zero_temperature_output,
 )
 from charts.qkv import bars, blend_bar, key_heatmap, value_plane, value_swatches
-from ui.common import csv_download, explanation, md_escape, predict_then_reveal, url_selectbox
+from ui.common import data_table, csv_download, explanation, md_escape, predict_then_reveal, url_selectbox
 from ui.display import show_plotly
 from ui.figures import figure_spec
 
@@ -212,5 +212,5 @@ def section_table(t, lib, c: Controls, run: dict, revealed: bool) -> None:
         if revealed:  # w x v to one decimal on screen, as the caption writes the output (the table fits a projector)
             vectors = [*found.contributions, found.output]
             shown[t("qkv.col_contribution")] = [vector_text(v, 1) for v in vectors]
-        st.dataframe(shown, hide_index=True)
+        data_table(shown, hide_index=True)
         csv_download(t("qkv.csv"), table, f"qkv_library_step{step}.csv", key="qkv_csv")

@@ -18,8 +18,8 @@ from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from charts.rnn import influence_chart, memory_probe_chart
 from ui.common import (
-    MAX_CHARS, csv_download, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens, show_unknown,
-    url_selectbox,
+    MAX_CHARS, csv_download, data_table, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens,
+    show_unknown, url_selectbox,
 )
 from ui.display import show_plotly
 from ui.i18n import Translator, sci
@@ -226,7 +226,7 @@ def show_influence(t, tokens: list[str], hidden: int, radius: float, seed: int, 
     explanation(t("rnn.fig1_note"), caption=True)
     with st.expander(t("rnn.table_title")):
         norms = st.column_config.TextColumn(alignment="right")  # numbers written as text (powers of ten)
-        st.dataframe(view["table"], hide_index=True, column_config={t("rnn.col_rnn"): norms,
+        data_table(view["table"], hide_index=True, column_config={t("rnn.col_rnn"): norms,
                                                                    t("rnn.col_attention"): norms})
         csv_download(t("rnn.download_influence"), view["csv"], "rnn_influence.csv", key="rnn_download_influence")
 

@@ -19,7 +19,7 @@ from attention_core.scaling import (
     row_summary, sampling_sweep, score_sample, softmax_inputs, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
-from ui.common import csv_download, explanation, guarded_fragment, predict_then_reveal
+from ui.common import csv_download, data_table, explanation, guarded_fragment, predict_then_reveal
 from ui.display import show_plotly
 from ui.i18n import sci
 from ui.startup import SCALING_TABLE_SEED as TABLE_SEED, scaling_table as table  # noqa: F401 - the lesson's table
@@ -171,7 +171,7 @@ def section_table(t) -> None:
         sweep = table()
     se = table_standard_errors(sweep)
     frame, columns = table_view(t, sweep)
-    st.dataframe(frame, hide_index=True, key="scaling_table", column_config=columns)
+    data_table(frame, hide_index=True, key="scaling_table", column_config=columns)
     worst = max(se["weights"], se["entropy"])
     explanation(t(f"{S}.table_note", draws=f"{TABLE_DRAWS:,}", rows=f"{TABLE_DRAWS * TABLE_QUERIES:,}",
                   keys=TABLE_KEYS, se_w=f"{se['weights']:.4f}", se_h=f"{se['entropy']:.4f}",
@@ -204,9 +204,10 @@ def table_view(t, sweep: dict) -> tuple[pd.DataFrame, dict]:
     """sweep_table columns -> (the table as shown: a measure per row, a d per column, numbers as text; its columns)."""
     dims = [int(d) for d in sweep["d"]]
     measure = t(f"{S}.col_measure")
-    frame = pd.DataFrame([{measure: t(f"{S}.{label}"), **{str(d): fmt.format(sweep[column][i]) for i, d in
-                                                           enumerate(dims)}} for label, column, fmt in TABLE_ROWS])
-    columns = {str(d): st.column_config.TextColumn(f"{t(f'{S}.col_d')} = {d}", alignment="right") for d in dims}
+    heads = [f"{t(f'{S}.col_d')} = {d}" for d in dims]
+    frame = pd.DataFrame([{measure: t(f"{S}.{label}"), **{head: fmt.format(sweep[column][i]) for i, head in
+                                                           enumerate(heads)}} for label, column, fmt in TABLE_ROWS])
+    columns = {head: st.column_config.TextColumn(alignment="right") for head in heads}
     return frame, {measure: st.column_config.TextColumn(measure, pinned=True), **columns}
 
 

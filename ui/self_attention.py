@@ -22,7 +22,7 @@ from attention_core.self_attention import (
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import csv_download, explanation, heatmap_axes, md_escape, translator, url_selectbox
+from ui.common import data_table, csv_download, explanation, heatmap_axes, md_escape, translator, url_selectbox
 from ui.display import show_plotly
 from ui.figures import figure_spec
 
@@ -121,7 +121,7 @@ def section_lines(t, preset_id: str, cutoff: float) -> int:
         csv_download(t(f"{S}.download"), _csv_texts(t, preset.id)[0][0], f"self_attention_{preset.id}.csv", key="sa_csv")
         with st.expander(t(f"{S}.table")):
             labels = position_labels(tokens)
-            st.dataframe(arrow_table(t(f"{S}.csv_corner"), labels, labels, np.round(coref, 4)), hide_index=True,
+            data_table(arrow_table(t(f"{S}.csv_corner"), labels, labels, np.round(coref, 4)), hide_index=True,
                          key="sa_table")
     return sel
 
@@ -180,14 +180,14 @@ def section_mix(t, preset_id: str, sel: int) -> None:
     index = [t(f"{S}.mix_row_head", k=k + 1, name=names[k], **sizes) for k in range(h)]
     index += [t(f"{S}.mix_row_concat", **sizes), t(f"{S}.mix_row_output", **sizes)]
     steps = np.array([_numbers(r) for r in mix_steps(parts, sel)], dtype=object)
-    st.dataframe(arrow_table(t(f"{S}.mix_step"), index, range(1, hd + 1), steps), hide_index=True, key="sa_mix_steps")
+    data_table(arrow_table(t(f"{S}.mix_step"), index, range(1, hd + 1), steps), hide_index=True, key="sa_mix_steps")
     labels = position_labels(tokens)
     with st.expander(t(f"{S}.mix_full")):
         st.caption(t(f"{S}.mix_concat_label", **sizes))
-        st.dataframe(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_concat", k=j + 1) for j in range(hd)],
+        data_table(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_concat", k=j + 1) for j in range(hd)],
                                  np.round(parts.concat, 3)), hide_index=True, key="sa_mix_concat")
         st.caption(t(f"{S}.mix_output_label", **sizes))
-        st.dataframe(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_output", k=j + 1) for j in range(d_model)],
+        data_table(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_output", k=j + 1) for j in range(d_model)],
                                  np.round(parts.output, 3)), hide_index=True, key="sa_mix_output")
     csv_download(t(f"{S}.mix_download"), _csv_texts(t, preset.id)[1], f"self_attention_{preset.id}_multi_head.csv",
                  key="sa_mix_csv")

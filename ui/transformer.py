@@ -21,7 +21,7 @@ from attention_core.transformer import (
 from charts.bars import change_bars
 from charts.transformer import feature_heatmap
 from ui.common import (
-    MAX_CHARS, bounded_slider, csv_download, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
     url_selectbox,
 )
 from ui.display import show_plotly
@@ -153,7 +153,7 @@ def section_block(t, s: Sentence) -> str:
         t("transformer.col_mean"): [small_number(float(steps[step][0].mean())) for step in STEPS],
         t("transformer.col_var"): [f"{float(steps[step][0].var()):.5f}" for step in STEPS],
     })
-    st.dataframe(table, hide_index=True)
+    data_table(table, hide_index=True)
     st.markdown(t("transformer.shapes", n=n, d=d, h=steps["ffn_hidden"].shape[1]))
     norm1, norm2 = row_stats(steps["add_norm_1"]), row_stats(steps["add_norm_2"])
     gap = max(1 - min(norm1["var_min"], norm2["var_min"]), max(norm1["var_max"], norm2["var_max"]) - 1)
