@@ -22,8 +22,8 @@ from attention_core.self_attention import (
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import data_table, csv_download, explanation, heatmap_axes, md_escape, translator, url_selectbox
-from ui.display import show_plotly
+from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, translator, url_selectbox
+from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 
 S = "self_attention"
@@ -133,7 +133,8 @@ def _csv_texts(t, preset_id: str) -> tuple[list[str], str]:
 
 def _token_box(t, tokens, preset) -> int:
     with st.columns(2)[0]:
-        return url_selectbox(t(f"{S}.token"), list(range(len(tokens))), "sa_token",
+        label = t(f"{S}.token_phone" if on_touch_device() else f"{S}.token")  # (a phone cannot click the chart)
+        return url_selectbox(label, list(range(len(tokens))), "sa_token",
                              format_func=lambda i: f"{tokens[i]} ({i + 1})", default=preset.pronoun)
 
 

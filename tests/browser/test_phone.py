@@ -107,6 +107,8 @@ def test_on_a_phone_the_picker_is_the_way_to_choose_a_token(phone, app_url, lang
     phone.wait_for_selector(LINES_CHART, timeout=60_000)
     note = caption_saying(phone, strings["common.tap_picker"])
     assert note.count() == 1 and note.inner_text().strip() == strings["common.tap_picker"]
+    label = phone.locator(TOKEN_BOX).inner_text()
+    assert strings["self_attention.token_phone"] in label and strings["self_attention.token"] not in label
     picker, chart = phone.locator(TOKEN_BOX).bounding_box(), phone.locator(LINES_CHART).bounding_box()
     said = note.bounding_box()
     assert picker["y"] + picker["height"] <= said["y"] + 1 and said["y"] + said["height"] <= chart["y"] + 1, \
@@ -126,3 +128,4 @@ def test_on_a_computer_a_click_is_the_way_and_nothing_says_otherwise(page, app_u
     page.wait_for_selector(LINES_CHART, timeout=60_000)
     assert caption_saying(page, load_strings("en")["common.tap_picker"]).count() == 0
     assert page.locator(TOKEN_BOX).count() == 1
+    assert load_strings("en")["self_attention.token"] in page.locator(TOKEN_BOX).inner_text()  # "or click a token"
