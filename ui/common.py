@@ -272,11 +272,12 @@ def bounded_slider(label: str, min_value, max_value, value, *, key: str, contain
     return (container or st).slider(label, min_value, max_value, value, key=key, **kwargs)
 
 
-def data_table(data, **kwargs):
+def data_table(data, *, matrix: bool = False, **kwargs):
     """A lesson's table: st.dataframe (sortable, scrollable), or in presenter mode st.table, whose HTML takes the
     projector's larger font and wraps to the column (a zoomed canvas grid would scroll its right-hand columns out of
-    sight). The presenter table drops the grid's options (column_config, key)."""
-    if presenting():
+    sight). The presenter table drops the grid's options (column_config, key). A ``matrix`` (a column per token or
+    per feature) stays a grid: numbers cannot wrap, so it scrolls sideways inside its frame."""
+    if presenting() and not matrix:
         return st.table(data, hide_index=kwargs.get("hide_index"))
     return st.dataframe(data, **kwargs)
 

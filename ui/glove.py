@@ -197,7 +197,7 @@ def row_table(t, words, weights, target_index: int) -> dict:
 def show_table(t, table: dict, key: str, file_name: str) -> None:
     weight_col = t("glove.col_weight")
     data_table(table, hide_index=True, key=f"{key}_table",
-                 column_config={weight_col: st.column_config.NumberColumn(format="%.4f")})
+               column_config={weight_col: st.column_config.NumberColumn(format="%.4f")})
     csv_download(t("glove.download"), pd.DataFrame(table), file_name, f"{key}_download")
 
 

@@ -322,7 +322,7 @@ def find_section(text: str, hide: bool) -> None:
                  even=f"{1 / len(view.tokens):.1%}", n=len(view.tokens)))
     with st.expander(t(f"{S}.find_table")):
         data_table(pa.table({t(f"{S}.col_head"): names, t("common.weight"): np.round(weights, 4)}), hide_index=True,
-                     key="pretrained_find_table")
+                   key="pretrained_find_table")
 
 
 # ---------------------------------------------------------------- the twin test and the Winograd pairs

@@ -122,7 +122,7 @@ def section_lines(t, preset_id: str, cutoff: float) -> int:
         with st.expander(t(f"{S}.table")):
             labels = position_labels(tokens)
             data_table(arrow_table(t(f"{S}.csv_corner"), labels, labels, np.round(coref, 4)), hide_index=True,
-                         key="sa_table")
+                       key="sa_table", matrix=True)
     return sel
 
 
@@ -181,15 +181,16 @@ def section_mix(t, preset_id: str, sel: int) -> None:
     index = [t(f"{S}.mix_row_head", k=k + 1, name=names[k], **sizes) for k in range(h)]
     index += [t(f"{S}.mix_row_concat", **sizes), t(f"{S}.mix_row_output", **sizes)]
     steps = np.array([_numbers(r) for r in mix_steps(parts, sel)], dtype=object)
-    data_table(arrow_table(t(f"{S}.mix_step"), index, range(1, hd + 1), steps), hide_index=True, key="sa_mix_steps")
+    data_table(arrow_table(t(f"{S}.mix_step"), index, range(1, hd + 1), steps), hide_index=True, key="sa_mix_steps",
+               matrix=True)
     labels = position_labels(tokens)
     with st.expander(t(f"{S}.mix_full")):
         st.caption(t(f"{S}.mix_concat_label", **sizes))
         data_table(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_concat", k=j + 1) for j in range(hd)],
-                                 np.round(parts.concat, 3)), hide_index=True, key="sa_mix_concat")
+                               np.round(parts.concat, 3)), hide_index=True, key="sa_mix_concat", matrix=True)
         st.caption(t(f"{S}.mix_output_label", **sizes))
         data_table(arrow_table(t(f"{S}.csv_token"), labels, [t(f"{S}.csv_output", k=j + 1) for j in range(d_model)],
-                                 np.round(parts.output, 3)), hide_index=True, key="sa_mix_output")
+                               np.round(parts.output, 3)), hide_index=True, key="sa_mix_output", matrix=True)
     csv_download(t(f"{S}.mix_download"), _csv_texts(t, preset.id)[1], f"self_attention_{preset.id}_multi_head.csv",
                  key="sa_mix_csv")
 
