@@ -128,3 +128,15 @@ def test_show_unknown_lists_words_with_the_languages_separator(lang, separator):
     assert not at.exception
     assert [c.value for c in at.caption] == [Translator(lang)("common.unknown_words", words=f"xqzv{separator}blorf")]
     assert f"猫{separator}。" in at.info[0].value
+
+
+def test_presenter_tables_are_html_tables_and_number_matrices_stay_grids():
+    """ui.common.data_table: on a projector a lesson's table is st.table (it wraps to the column and takes the large
+    font); lesson 3's matrices (a column per token) stay sortable grids, which scroll."""
+    normal = open_page("causal", "en")
+    presenter = open_page("causal", "en", query={"presenter": "true"})
+    assert len(normal.dataframe) >= 1 and len(normal.table) == 0
+    assert len(presenter.table) == len(normal.dataframe) and len(presenter.dataframe) == 0
+    assert presenter.table[0].value.shape == normal.dataframe[0].value.shape
+    matrices = open_page("self_attention", "en", query={"presenter": "true"})
+    assert len(matrices.dataframe) >= 1 and len(matrices.table) == 0
