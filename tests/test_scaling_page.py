@@ -121,7 +121,7 @@ def test_prediction_reveals_the_table_and_its_chart(lang):
     assert at.success, "answer 4 (above 0.9) is the right one"
     df = at.dataframe[0].value  # one row per measure, one column per d (numbers as text)
     strings = load_strings(lang)
-    assert list(df.columns)[1:] == [str(d) for d in DIM_CHOICES]
+    assert list(df.columns)[1:] == [f"{strings['scaling.col_d']} = {d}" for d in DIM_CHOICES]  # headers as shown
     rows = {row[0]: [float(x.replace(",", "")) for x in row[1:]] for row in df.itertuples(index=False)}
     assert list(rows) == [strings[f"scaling.{k}"] for k in ("col_var", "col_ratio", "col_max_u", "col_max_s",
                                                              "col_h_u", "col_h_s", "col_j_u", "col_j_s")]
