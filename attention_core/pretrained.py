@@ -22,17 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from attention_core import wordpiece
-from attention_core.bert import (
-    BertConfig,
-    BertWeights,
-    Encoding,
-    encoder_forward,
-    encoder_forward_many,
-    parameter_count,
-    initial_weights,
-    read_safetensors,
-    weights_from_tensors,
-    without_positions,
+from attention_core.bert import encoder_forward, encoder_forward_many, without_positions
+from attention_core.bert_weights import (
+    BertConfig, BertWeights, Encoding, initial_weights, parameter_count, read_safetensors, weights_from_tensors,
 )
 from attention_core.wordpiece import Token, Word
 
@@ -106,7 +98,7 @@ def load_model() -> Model:
 def build_twin(seed: int) -> Model:
     """seed -> the model's untrained twin: same config and vocabulary, BERT's initialisation, read-only weights.
 
-    See attention_core.bert.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and ~87 MB
+    See attention_core.bert_weights.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and ~87 MB
     of private memory; pages call ``untrained_twin``.
     """
     trained = load_model()

