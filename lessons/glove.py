@@ -5,7 +5,7 @@ Claim: the famous "it -> animal" pattern is what training produces.
 
 import streamlit as st
 
-from ui import glove
+from ui import glove, glove_sentence
 from ui.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (r"w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}}\, K^\top}{\sqrt{d_k}}\right),"
@@ -26,8 +26,8 @@ def experiments(sentence) -> None:
 
 t = translator()
 page_header(t, "glove", FORMULA)
-sentence = glove.controls(t)
-what_to_try(t, "glove", **glove.try_values(t, sentence))
+sentence = glove_sentence.controls(t)
+what_to_try(t, "glove", **glove_sentence.try_values(t, sentence))
 if sentence is None:
     st.stop()
 glove.section_raw(t, sentence)
