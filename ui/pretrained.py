@@ -26,10 +26,10 @@ from charts.pretrained import MODEL_VIEW_SELECTION, model_view, model_view_table
 from charts.tokens import token_lines
 from ui.common import (
     MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
-    url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
+from ui.links import url_selectbox
 from ui.startup import PRETRAINED_TWIN_SEED as TWIN_SEED, trained_results, twin_results
 
 S = "pretrained"

@@ -1,7 +1,7 @@
 """Process start-up: everything the server does once per process, in one place, started by the frame.
 
 ``start()`` runs at the top of streamlit_app.py on every script run and does its work on the first one only:
-- the runtime fix for resumed sessions (ui/runtime_fixes.py says what it fixes);
+- the runtime fix for resumed sessions (ui/streamlit_compat.py says what it fixes);
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
 - in one background thread, while the first visitors read: lesson 8's results on its built-in sentences for the
   trained model (its page needs them on opening), then for the untrained twin (whose weights live only while they
@@ -16,9 +16,6 @@ collections then skip these permanent objects.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -26,7 +23,9 @@ import streamlit as st
 
 from attention_core.glove import load_glove
 from attention_core.scaling import sweep_table
-from ui.runtime_fixes import skip_file_watchers_on_resume
+from ui.streamlit_compat import (
+    compile_emoji_pattern, freeze_process_objects, return_freed_memory, skip_file_watchers_on_resume,
+)
 
 if TYPE_CHECKING:
     from attention_core.pretrained_sets import SetResults
@@ -106,17 +105,8 @@ def _pretrained_results(twin: bool) -> SetResults:
     model = build_twin(PRETRAINED_TWIN_SEED)
     results = set_results(model, load_pretrained_sets())
     del model  # the twin's weights (~86 MB) live only while its results are made
-    _return_freed_memory()
+    return_freed_memory()  # (glibc would keep half of the twin's weights in the process's memory for good)
     return results
-
-
-def _return_freed_memory() -> None:
-    """Hand the heap's freed pages back to the system (glibc's malloc_trim; elsewhere nothing): glibc keeps them,
-    and half of the twin's weights would stay in the process's memory for good."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 _lock = threading.Lock()
@@ -141,16 +131,14 @@ def start() -> None:
 def _precompute() -> None:
     """One after the other, so they never take both cores from the first visitors; each is shared with any page
     that asks for it first (Background.result)."""
-    with contextlib.suppress(ImportError):  # Streamlit compiles its emoji pattern on the first alert whose text
-        import streamlit.emojis  # noqa: F401 - is not ASCII (a lesson's answer): here, not in a student's run
+    compile_emoji_pattern()  # here, not on a student's first non-ASCII alert (a lesson's answer)
     for background in (TRAINED_RESULTS, TWIN_RESULTS, SCALING_TABLE):  # the twin early, before a class's pages fill
         # the memory; lesson 8 asks for the trained model's on opening
         try:
             background.result()
         except Exception:  # noqa: BLE001 - the page that needs it shows the message (lesson 8 without its package)
             pass
-    gc.collect()
-    gc.freeze()  # the imports and these results live as long as the process: a student's run never sweeps them
+    freeze_process_objects()  # the imports and these results live as long as the process: a run never sweeps them
 
 
 def _limit_blas_threads() -> None:
@@ -185,6 +173,5 @@ def twin_results() -> SetResults:
 def glove():
     """The GloVe KeyedVectors, loaded once per process (raises GloveUnavailable; pages use ui.common.glove_vectors)."""
     kv = load_glove()
-    gc.collect()
-    gc.freeze()  # the vectors and every import live as long as the process: later collections skip them
+    freeze_process_objects()  # the vectors and every import live as long as the process: later collections skip them
     return kv
