@@ -9,7 +9,7 @@ from streamlit.errors import StreamlitAPIException
 
 from ui.common import MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
 from ui.display import page_style, presenter_style
-from ui.links import FULL_RUN, ignored_link_params, unusable_link_params
+from ui.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from ui.streamlit_compat import FragmentHandledException
 from ui import startup
@@ -71,6 +71,7 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+follow_history(page.url_path)  # Back to a page left by a link restores its link (ui/links.py says why)
 link_params = st.query_params.to_dict()
 # A widget that already held a value did not take it from the URL in this run, so a value of it that disappears from
 # the URL now (a person went back to a default, a new preset reset a token) is no bad link: only report the others.

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 
 import streamlit as st
 
-from ui.streamlit_compat import history_navigation, resend_widget_value
+from ui.streamlit_compat import history_navigation, resend_widget_value, sent_query_params
 
 FRAME_PARAMS = {"lang", "presenter"}  # handled by the frame itself
 
@@ -128,4 +128,43 @@ def url_selectbox(label: str, options, key: str, format_func=str, default=None, 
         st.query_params.pop(key, None)
     elif st.query_params.get(key) != wanted:
         st.query_params[key] = wanted
+    choices = st.session_state.setdefault(_CHOICES, {}).setdefault(st.session_state.get(_PAGE), {})
+    if wanted is None:  # (the page's link as the choices wrote it, for follow_history)
+        choices.pop(key, None)
+    else:
+        choices[key] = wanted
     return value
+
+
+_PAGE = "_url_page"  # url_path of the page the last full run drew
+_CHOICES = "_url_choices"  # url_path -> {key: id}: the url_selectbox choices in that page's link
+_LEFT = "_url_left"  # url_path -> (query of the history entry Streamlit added on leaving it, the page's link then)
+
+
+def follow_history(page_path: str) -> None:
+    """The frame calls this once per full run, before the page runs (it may ``st.rerun()``).
+
+    Following a sidebar link, Streamlit 1.67's browser carries the bound parameters to the next page; the server
+    drops those bound on the page left and says so *before* the next page's URL is pushed, so the browser pushes one
+    more history entry: the page left, without its parameters. Back from the next page lands there and the page
+    opens at its defaults. So when a link leaves a page and Streamlit dropped parameters, the page's link is kept (the
+    bound values the browser sent, and its url_selectbox choices); a Back/Forward onto that very entry writes the link
+    back (in such a run the browser replaces the entry's URL, it adds none) and runs again, so every widget reads it.
+    """
+    state = st.session_state
+    last, state[_PAGE] = state.get(_PAGE), page_path
+    if last is None or last == page_path:
+        return
+    now = st.query_params.to_dict()
+    left = state.setdefault(_LEFT, {})
+    if not history_navigation():
+        sent = sent_query_params()
+        if sent != now:  # parameters of the page left were dropped: the browser added an entry without them
+            left[last] = (now, {**sent, **state.get(_CHOICES, {}).get(last, {})})
+        else:
+            left.pop(last, None)
+        return
+    entry = left.pop(page_path, None)
+    if entry is not None and entry[0] == now and entry[1] != now:
+        st.query_params.from_dict(entry[1])
+        st.rerun()

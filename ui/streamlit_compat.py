@@ -95,6 +95,21 @@ def history_navigation() -> bool:
     return bool(ctx is not None and ctx.is_history_navigation)
 
 
+def sent_query_params() -> dict[str, str]:
+    """The query parameters the browser sent for this run (last value per name), before Streamlit dropped any.
+
+    Internal: ``ScriptRunContext.query_string``, set from the run's ClientState by ``ctx.reset`` after
+    ``QueryParams.populate_from_query_string`` has filtered ``st.query_params`` on a page change (another page's bound
+    parameters removed); any write to st.query_params replaces it, so read it before the run writes the URL.
+    """
+    from urllib.parse import parse_qsl
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return dict(parse_qsl(ctx.query_string, keep_blank_values=True)) if ctx is not None else {}
+
+
 def resend_widget_value(key: str) -> None:
     """Make this run send widget ``key``'s stored value to the browser with the widget (a no-op for the server).
 
