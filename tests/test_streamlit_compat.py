@@ -204,3 +204,24 @@ def test_the_protos_bench_speaks_still_have_their_fields():
     assert {"FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY", "FINISHED_EARLY_FOR_RERUN"} <= set(
         ForwardMsg.ScriptFinishedStatus.keys())
     assert "max_cached_message_age" in Config.DESCRIPTOR.fields_by_name
+
+
+# ---------------------------------------------------------------- the query string the browser sent (follow_history)
+
+def test_the_run_context_keeps_the_query_string_the_browser_sent_after_a_page_change_filtered_it():
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    assert "self.query_string = query_string" in inspect.getsource(ScriptRunContext.reset)
+    runner = inspect.getsource(ScriptRunner)
+    filtered, reset = runner.find("qp.populate_from_query_string("), runner.find("query_string=rerun_data.query_string")
+    assert 0 < filtered < reset, "a page change no longer filters st.query_params before ctx.reset(query_string=...)"
+
+
+def test_sent_query_params_reads_the_run_context(monkeypatch):
+    from streamlit.runtime import scriptrunner
+
+    assert streamlit_compat.sent_query_params() == {}  # no script run
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx",
+                        lambda: type("Ctx", (), {"query_string": "a=1&b=&a=2&lang=ja"})())
+    assert streamlit_compat.sent_query_params() == {"a": "2", "b": "", "lang": "ja"}
