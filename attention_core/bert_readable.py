@@ -60,7 +60,7 @@ def self_attention(layer: LayerWeights, x: np.ndarray, num_heads: int,
     k = split_heads(linear(x, layer.key_w, layer.key_b))  # (h, n, d_head): what each token offers
     v = split_heads(linear(x, layer.value_w, layer.value_b))  # (h, n, d_head): what each token passes on
     scores = q @ k.transpose(0, 2, 1) / np.float32(math.sqrt(d_head))  # (h, n, n): row i = query i . every key
-    weights = softmax(scores + key_bias, axis=-1).astype(x.dtype)  # (h, n, n): each row sums to 1
+    weights = softmax(scores + key_bias, axis=-1)  # (h, n, n): each row sums to 1
     context = weights @ v  # (h, n, d_head): each token's weighted average of the values
     merged = context.transpose(1, 0, 2).reshape(n, d)  # (n, d): the heads side by side again
     return linear(merged, layer.attn_out_w, layer.attn_out_b), weights  # (n, d): the heads mixed
@@ -87,7 +87,7 @@ def encoder(weights: BertWeights, ids, attention_mask=None) -> Encoding:
     hidden (L + 1, n, d)), the embeddings first."""
     ids = np.asarray(ids)
     mask = np.ones(len(ids), dtype=bool) if attention_mask is None else np.asarray(attention_mask).astype(bool)
-    key_bias = np.where(mask, 0.0, -np.inf)  # (n,): a padded key gets weight exactly 0
+    key_bias = np.where(mask, 0, -np.inf).astype(np.float32)  # (n,): a padded key gets weight exactly 0
     config = weights.config
     x = embeddings(weights, ids)  # (n, d)
     hidden, attentions = [x], []
