@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.pretrained import read_text
+from attention_core.pretrained import load_model, read_text
+from attention_core.pretrained_measure import lesson_measures, set_results
+from attention_core.pretrained_sets import load_pretrained_sets
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from ui import startup
 from ui.common import MAX_CHARS
@@ -94,8 +96,8 @@ def test_after_both_answers_every_section_draws(lang):
     at = answer(open_lesson(lang))
     assert_clean(at)
     assert len(model_views(at)) == 1
-    for key in ("pretrained_lines", "pretrained_heat", "pretrained_find_bars", "pretrained_twin_0",
-                "pretrained_twin_1", "pretrained_wino_map"):
+    for key in ("pretrained_lines", "pretrained_heat", "pretrained_find_bars", "pretrained_pair_0",
+                "pretrained_pair_1", "pretrained_wino_map"):
         assert figure(at, key)
     assert len(at.dataframe) >= 2  # the catalogue and the ranked heads
 
@@ -220,15 +222,15 @@ class Watched(startup.Background):
     """A fresh start-up computation that records whether each ask found it ready, and computes only once asked
     (so the page asks first)."""
 
-    def __init__(self, twin: bool):
+    def __init__(self, compute):
         self.asked = threading.Event()
         self.ready_when_asked: list[bool] = []
+        self._then = compute
         super().__init__("test-pretrained-results", self._gated)
-        self.twin = twin
 
     def _gated(self):
         assert self.asked.wait(timeout=300), "the page never asked"
-        return startup._pretrained_results(self.twin)
+        return self._then()
 
     def result(self):
         self.ready_when_asked.append(self.ready())
@@ -237,16 +239,30 @@ class Watched(startup.Background):
 
 
 def test_the_page_shows_the_same_numbers_whether_or_not_the_start_up_results_were_ready(monkeypatch):
-    startup.trained_results(), startup.twin_results()  # made by the start-up thread (or here) before the page asks
+    import ui.pretrained as lesson
+
+    lesson.measures()  # made by the start-up thread (or here) before the page asks
     ready = shown_numbers(answer(open_lesson()))
-    late = {"TRAINED_RESULTS": Watched(twin=False), "TWIN_RESULTS": Watched(twin=True)}
+    late = {"TRAINED": Watched(lambda: set_results(load_model(), load_pretrained_sets())),
+            "UNTRAINED": Watched(lesson._untrained_results),
+            "MEASURES": Watched(lambda: lesson_measures(lesson.TRAINED.result(), lesson.UNTRAINED.result(),
+                                                        load_pretrained_sets()))}
     for name, background in late.items():  # as on a server whose start-up thread is still busy
-        monkeypatch.setattr(startup, name, background)
+        monkeypatch.setattr(lesson, name, background)
         background.start()
     waited = shown_numbers(answer(open_lesson()))
     for background in late.values():
         assert background.ready_when_asked[0] is False and background.ready_when_asked[-1] is True
     assert waited == ready
     again = shown_numbers(answer(open_lesson()))  # another session: the same results, not computed again
-    assert again == ready and [b.runs for b in late.values()] == [1, 1]
+    assert again == ready and [b.runs for b in late.values()] == [1, 1, 1]
     assert any("L3H1" in line for line in ready)  # the famous head is among the numbers compared
+
+
+def test_lesson_8_registers_its_start_up_work_in_order():
+    import ui.pretrained as lesson
+
+    names = [b.name for b in startup.registered()]
+    mine = [n for n in names if n.startswith("pretrained-")]
+    assert mine == ["pretrained-trained", "pretrained-untrained", "pretrained-measures"]
+    assert lesson.TRAINED is startup.register_startup("pretrained-trained", lambda: None)  # registered once
