@@ -282,7 +282,7 @@ def cls_cosines(model: Model, texts) -> np.ndarray:
 @dataclass(frozen=True)
 class SetResults:
     """One model on the built-in sets: the featured head and its minimal pair (the first Winograd pair), every
-    per-item outcome, and the [CLS] cosine between the first two presets at each layer's input."""
+    per-item outcome, and the [CLS] cosine between the first and the last preset at each layer's input."""
 
     featured: heads.HeadWeight
     featured_test: heads.MinimalPairTest
@@ -295,7 +295,7 @@ def set_results(model: Model, sets: PretrainedSets) -> SetResults:
     pair = sets.winograd[0]
     readings = dict(zip(pair.sentences, read_texts(list(pair.sentences), model)))
     return SetResults(featured_link(model, pair, readings), minimal_pair(model, pair, readings),
-                      set_outcomes(model, sets), cls_cosines(model, sets.presets[:2]))
+                      set_outcomes(model, sets), cls_cosines(model, (sets.presets[0], sets.presets[-1])))
 
 
 @dataclass(frozen=True)
