@@ -133,8 +133,7 @@ def findings() -> None:
     mine = measure.set_results(model, sets)
     controls = [measure.set_results(pretrained.build_untrained_copy(seed), sets) for seed in (0, 1, 2)]
     found = measure.lesson_measures(mine, controls[0], sets)
-    print("
-catalogue (picked on one half, scored on the other; untrained copy seed 0):")
+    print("\ncatalogue (picked on one half, scored on the other; untrained copy seed 0):")
     for kind, row in found.catalogue.items():
         held = row.trained.held_out_count
         score = _count(held) if held is not None else f"mean weight {row.trained.held_out_mean:.3f}"
@@ -144,21 +143,18 @@ catalogue (picked on one half, scored on the other; untrained copy seed 0):")
         print(f"  {kind:18} {row.trained.name:6} {score} (items {len(row.split.pick_idx)} / {len(row.split.score_idx)})"
               f"{base} | untrained {row.untrained.name} {cscore}")
     ref = found.referent
-    print(f"
-the famous head L{ref.head[0]}H{ref.head[1]} over the {ref.items} 'it' sentences: "
+    print(f"\nthe famous head L{ref.head[0]}H{ref.head[1]} over the {ref.items} 'it' sentences: "
           + ", ".join(f"{k} {_count(c)}" for k, c in ref.counts.items())
           + f"; a person among the nouns in {ref.person_items}, referent = subject in {_count(ref.subject_among_rest)}")
     for name, study in (("agreement minimal pairs", found.agreement), ("Winograd pairs", found.winograd)):
-        print(f"
-{name}, {study.pairs} pairs: best {measure.hs.head_name(study.best)} {_count(study.best_count)}, "
+        print(f"\n{name}, {study.pairs} pairs: best {measure.hs.head_name(study.best)} {_count(study.best_count)}, "
               f"mean head {study.mean:.3f}; best of {study.accuracy.size} by chance: mean {study.chance.mean:.3f}, "
               f"95th percentile {study.chance.p95:.3f}, p {study.chance.p_value:.4f} ({study.chance.draws} draws)")
         print(f"  picked on {len(study.split.pick_idx)} pairs: {study.held_out.name} {_count(study.held_out.pick_count)}"
               f" there, held out {_count(study.held_out.held_out_count)}; untrained copy held out "
               f"{_count(study.untrained_held_out.held_out_count)}; cells at 50 %: {study.half_cells}, heads preferring "
               f"the same noun in every pair: {study.same_noun_heads}")
-    print(f"
-[CLS] cosine between the first and last preset, each layer's input: "
+    print(f"\n[CLS] cosine between the first and last preset, each layer's input: "
           + " ".join(f"{c:.5f}" for c in mine.cls_cosine))
     for seed, control in enumerate(controls):
         print(f"  untrained copy seed {seed}: best head it -> animal {control.featured.weight:.3f}")

@@ -294,3 +294,18 @@ def test_the_vocabulary_has_no_japanese_words():
     reference.no_padding()
     assert reference.encode("猫").tokens == ["[CLS]", "[UNK]", "[SEP]"]
     assert reference.encode("だった").tokens == ["[CLS]", "た", "##っ", "##た", "[SEP]"]  # accent stripping: だ -> た
+
+
+def test_the_summary_carries_lesson_8s_result_with_its_live_figures():
+    from tests.apptest_utils import open_page
+
+    agreement, winograd = right_wrong(PRONOUNS["agreement"]), right_wrong(DATA["winograd"])
+    _, _, agr_k, agr_n = held_out(agreement)
+    _, _, wino_k, wino_n = held_out(winograd)
+    at = open_page("summary", "en", timeout=300)
+    said = "\n".join(m.value for m in at.markdown)
+    assert f"gives the name that agrees more weight in **{agr_k} of {agr_n}** sentences" in said
+    assert f"a head picked the same way gets **{wino_k} of {wino_n}**, no better than chance" in said
+    assert binomtest(agr_k, agr_n).proportion_ci(method="wilson").low > 0.5  # "follow grammar"
+    low, high = binomtest(wino_k, wino_n).proportion_ci(method="wilson")
+    assert low < 0.5 < high  # "no better than chance"

@@ -217,10 +217,28 @@ def section_learned(t: Translator, kv) -> None:
         value_label=t(f"{S}.bar_value"), as_percent=True, y_range=(0.0, 100.0)), key="summary_glove"))
 
 
+def pretrained_result(t: Translator) -> None:
+    """Lesson 8's result with its live figures (held-out counts from ui.pretrained.measures); nothing without the
+    model package (lesson 8 says how to install it)."""
+    from attention_core.pretrained import ModelUnavailable
+    from ui.pretrained import measures
+
+    try:
+        found = measures()
+    except ModelUnavailable:
+        return
+    agreement, winograd = found.agreement.held_out.held_out_count, found.winograd.held_out.held_out_count
+    st.markdown(t(f"{S}.further_pretrained_result", agr_k=agreement.k, agr_n=agreement.n,
+                  agr_pairs=found.agreement.pairs, wino_k=winograd.k, wino_n=winograd.n,
+                  wino_pairs=found.winograd.pairs, chance=f"{found.winograd.chance.mean:.0%}"))
+
+
 def section_further(t: Translator) -> None:
     """The step further: multi-head attention, positional encoding and the feed-forward layer, a trained model."""
     st.subheader(t(f"{S}.further_title"))
     for section in FURTHER:
         st.markdown(t(f"{S}.further_{section}"))
+        if section == "pretrained":
+            pretrained_result(t)
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
