@@ -25,7 +25,6 @@ CHANCE_DRAWS = 5000
 ROWS = (*KINDS, "pronoun_agreement", "it_referent")  # the catalogue's rows, in order
 RULE_OF_KIND = {"subject_verb": "next_word", "determiner_noun": "next_word", "pronoun_agreement": "first_noun",
                 "it_referent": "first_noun"}  # the positional rule each kind is compared with
-REFERENT_TARGETS = ("referent", "first_noun", "subject")  # what an "it" head might follow
 
 Readings = Mapping[str, Reading]
 

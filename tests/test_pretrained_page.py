@@ -266,3 +266,44 @@ def test_lesson_8_registers_its_start_up_work_in_order():
     mine = [n for n in names if n.startswith("pretrained-")]
     assert mine == ["pretrained-trained", "pretrained-untrained", "pretrained-measures"]
     assert lesson.TRAINED is startup.register_startup("pretrained-trained", lambda: None)  # registered once
+
+
+# --- the learner's sentence: lesson 6's rule, and what "spread evenly" counts ---------------------------------------
+
+
+def test_find_the_head_follows_the_typed_sentences_first_pronoun():
+    at = answer(custom(open_lesson(), "The teacher told the student that she had passed the exam"))
+    assert_clean(at)
+    words = "The teacher told the student that she had passed the exam".split()
+    source, target = at.selectbox(key="pretrained_from").value, at.selectbox(key="pretrained_to").value
+    assert (words[source], words[target]) == ("she", "teacher")  # the first pronoun, the first noun after "the"
+    assert strings("en")["find_rule"].format(source="she", target="teacher") in [c.value for c in at.caption]
+
+
+def test_a_sentence_without_a_pronoun_says_so():
+    at = answer(custom(open_lesson(), "The old man read the newspaper in the quiet garden"))
+    assert_clean(at)
+    assert strings("en")["find_no_pronoun"] in [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("hide, n", [(False, 14), (True, 12)])
+def test_spread_evenly_counts_the_tokens_shown(hide, n):
+    at = answer(open_lesson(query={"pretrained_hide_special": "true"} if hide else None))
+    assert_clean(at)
+    shown = [c.value for c in at.caption if "Spread evenly" in c.value]
+    assert shown and f"over the {n} tokens shown, each would get {1 / n:.1%}" in shown[0]
+    assert len(read_text(FAMOUS).tokens) == 14  # [CLS] + 12 words + [SEP]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_catalogue_downloads_as_csv_with_a_bom_and_translated_headers(lang, monkeypatch):
+    from tests.apptest_utils import recorded_downloads
+
+    files = recorded_downloads(monkeypatch)
+    at = answer(open_lesson(lang))
+    buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}
+    data = buttons["pretrained_catalogue_csv"]
+    assert data.startswith(b"\xef\xbb\xbf")
+    header = data.decode("utf-8-sig").splitlines()[0].split(",")
+    assert header[0] == strings(lang)["col_kind"] and strings(lang)["col_held_out"] in header
+    assert len(data.decode("utf-8-sig").splitlines()) == 1 + 7  # one row per kind
