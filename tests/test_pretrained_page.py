@@ -307,3 +307,16 @@ def test_the_catalogue_downloads_as_csv_with_a_bom_and_translated_headers(lang, 
     header = data.decode("utf-8-sig").splitlines()[0].split(",")
     assert header[0] == strings(lang)["col_kind"] and strings(lang)["col_held_out"] in header
     assert len(data.decode("utf-8-sig").splitlines()) == 1 + 7  # one row per kind
+
+
+def test_pronoun_token_gives_the_model_views_token_picker_the_same_start():
+    from ui.pretrained import SentenceView, pronoun_token
+
+    def view(text):
+        reading = read_text(text)
+        return SentenceView(text, tuple(reading.token_texts), tuple((w.text, w.first, w.stop) for w in reading.words),
+                            reading.attentions)
+
+    teacher = view("The teacher told the student that she had passed the exam")
+    assert teacher.tokens[pronoun_token(teacher)] == "she"
+    assert pronoun_token(view("The old man read the newspaper")) is None
