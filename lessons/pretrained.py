@@ -2,8 +2,7 @@
 
 The sentence and the [CLS]/[SEP] switch are here (changing them reruns the page); "find the head" is a section in
 ui/pretrained.py, the tired/wide minimal pair and the catalogue in ui/pretrained_measures.py, the heads at a glance in
-ui/pretrained_view.py. The two predictions
-come before any figure that would answer them.
+ui/pretrained_view.py. The two predictions come before any figure that would answer them.
 """
 
 import streamlit as st
