@@ -213,7 +213,6 @@ class PairStudy:
     chance: hs.ChanceOfBest
     split: hs.Split
     held_out: hs.HeldOut
-    untrained_best_count: hs.Count
     untrained_held_out: hs.HeldOut
     half_cells: int
     same_noun_heads: int
@@ -231,7 +230,6 @@ def pair_study(margins, untrained_margins, seed: int = CHANCE_SEED, draws: int =
     chance = hs.best_of_n_chance(signed, seed, draws, observed=float(accuracy.max()))
     return PairStudy(accuracy, pairs, best, hs.Count(int(right[best]), 2 * pairs), float(accuracy.mean()), chance,
                      split, hs.pick_on_score_on(hits, split.pick_idx, split.score_idx, 2),
-                     hs.Count(int(round(control.mean(axis=-1).max() * 2 * pairs)), 2 * pairs),
                      hs.pick_on_score_on(control, split.pick_idx, split.score_idx, 2),
                      int(np.isclose(accuracy, 0.5).sum()), int((signed == 0).all(axis=-1).sum()))
 
