@@ -108,11 +108,12 @@ def set_outcomes(model: Model, sets: PretrainedSets) -> SetOutcomes:
         spans = _spans(reading)
         referent.append(heads.word_weights(reading.attentions, spans[item.word_index(item.pronoun)],
                                            [spans[item.word_index(c)] for c in item.candidates]))
-    return SetOutcomes(kinds, pair_margins(model, sets.winograd, readings), pair_margins(model, sets.agreement, readings),
+    return SetOutcomes(kinds, pair_margins(model, sets.winograd, readings),
+                       pair_margins(model, sets.agreement, readings),
                        np.stack(referent, axis=2))
 
 
-# ---------------------------------------------------------------- the catalogue: picked on one half, scored on the other
+# ---------------------------------------------------------------- the catalogue: picked on one half, scored on the rest
 
 @dataclass(frozen=True)
 class CatalogueRow:

@@ -150,7 +150,8 @@ def findings() -> None:
         print(f"\n{name}, {study.pairs} pairs: best {measure.hs.head_name(study.best)} {_count(study.best_count)}, "
               f"mean head {study.mean:.3f}; best of {study.accuracy.size} by chance: mean {study.chance.mean:.3f}, "
               f"95th percentile {study.chance.p95:.3f}, p {study.chance.p_value:.4f} ({study.chance.draws} draws)")
-        print(f"  picked on {len(study.split.pick_idx)} pairs: {study.held_out.name} {_count(study.held_out.pick_count)}"
+        print(f"  picked on {len(study.split.pick_idx)} pairs: {study.held_out.name} "
+              f"{_count(study.held_out.pick_count)}"
               f" there, held out {_count(study.held_out.held_out_count)}; untrained copy held out "
               f"{_count(study.untrained_held_out.held_out_count)}; cells at 50 %: {study.half_cells}, heads preferring "
               f"the same noun in every pair: {study.same_noun_heads}")

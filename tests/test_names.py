@@ -16,7 +16,8 @@ KINDS = {".py", ".toml", ".md", ".txt", ".cfg", ".ini", ".json", ".yml", ".yaml"
 def tracked_files() -> list[Path]:
     listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     # the glossary names the retired words as forbidden variants, which is the point of it
-    return [ROOT / name for name in listed.splitlines() if Path(name).suffix in KINDS and name != "locales/glossary.toml"]
+    return [ROOT / name for name in listed.splitlines()
+            if Path(name).suffix in KINDS and name != "locales/glossary.toml"]
 
 
 def test_the_retired_name_appears_nowhere():

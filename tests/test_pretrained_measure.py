@@ -139,7 +139,8 @@ def test_referent_study_counts_each_target_for_a_head_chosen_elsewhere():
     mine = outcomes(sets, 5)
     study = pm.referent_study(mine, sets, (1, 2))
     for target, which in (("referent", [0 if it.answer == "x" else 1 for it in sets.it_referent]),
-                          ("first_noun", [0] * 8), ("subject", [0 if it.subject == "x" else 1 for it in sets.it_referent])):
+                          ("first_noun", [0] * 8),
+                          ("subject", [0 if it.subject == "x" else 1 for it in sets.it_referent])):
         k = sum(mine.referent[1, 2, i, which[i]] > mine.referent[1, 2, i, 1 - which[i]] for i in range(8))
         assert study.counts[target] == hs.Count(int(k), 8)
     assert study.person_items == 0 and study.subject_among_rest.n == 8
