@@ -44,6 +44,10 @@ def page():
     return answer(open_lesson())
 
 
+def attention_maps_tokens(text):
+    return read_text(text).token_texts
+
+
 def featured_head(famous):
     _, w, it, animal, _ = famous
     link = w[:, :, it, animal]
@@ -110,6 +114,12 @@ def test_second_question_the_head_does_not_switch_to_street(famous):
     at.radio(key="pretrained_predict").set_value(1).run()
     at.radio(key="pretrained_switch_predict").set_value(2).run()
     assert strings("en")["switch"]["predict_why"] in at.success[-1].value
+    _, w, *_ = famous
+    tired_it, tired_animal, tired_street = positions(attention_maps_tokens(FAMOUS), "it", "animal", "street")
+    said = text_of(at)
+    assert (f"with “tired”, animal {w[layer, head, tired_it, tired_animal]:.0%} and street "
+            f"{w[layer, head, tired_it, tired_street]:.0%}; with “wide”, animal "
+            f"{wide[layer, head, it, animal]:.0%} and street {wide[layer, head, it, street]:.0%}") in said
 
 
 def test_flips_between_tired_and_wide(famous, page):
@@ -251,29 +261,58 @@ def test_the_catalogue_rows_are_held_out_scores(page, untrained):
     rows = dict(zip(table["kind of head"], table.to_dict("records")))
     # subject -> verb: sentences 0, 2, 4, ... pick; a pair is right when the verb gets the most weight of the words
     for kind, label in (("subject_verb", "subject → verb"), ("determiner_noun", "determiner → noun")):
-        pick, score, rule = np.zeros((6, 12)), np.zeros((6, 12)), 0
-        n = 0
-        for s, sentence in enumerate(DATA["kinds"][kind]["sentences"]):
-            words = word_spans(sentence["text"])
-            _, w = maps(sentence["text"])
-            for source, target in sentence["pairs"]:
-                to = np.stack([w[:, :, words[source].first:words[source].stop, word.first:word.stop].sum(-1).mean(-1)
-                               for k, word in enumerate(words) if k != source], axis=-1)
-                others = [k for k in range(len(words)) if k != source]
-                hit = to.argmax(axis=-1) == others.index(target)
-                if s % 2 == 0:
-                    pick += hit
-                else:
-                    score += hit
-                    n += 1
-                    rule += source + 1 == target
-        head = np.unravel_index(int(np.argmax(pick)), pick.shape)
-        k = int(score[head])
-        row = rows[label]
-        assert row["head picked on one half"] == f"L{head[0]}H{head[1]}"
-        assert row["held-out score"] == f"{k} / {n} ({k / n:.0%})" and row["95 % interval"] == wilson(k, n)
-        assert row["positional rule (held out)"] == f"the next word: {rule} / {n} ({rule / n:.0%})"
+        for model, column in ((None, "trained"), (untrained, "untrained")):
+            pick, score, rule, n = np.zeros((6, 12)), np.zeros((6, 12)), 0, 0
+            for s, sentence in enumerate(DATA["kinds"][kind]["sentences"]):
+                words = word_spans(sentence["text"])
+                _, w = maps(sentence["text"], model)
+                for source, target in sentence["pairs"]:
+                    src = words[source]
+                    to = np.stack([w[:, :, src.first:src.stop, word.first:word.stop].sum(-1).mean(-1)
+                                   for k, word in enumerate(words) if k != source], axis=-1)
+                    others = [k for k in range(len(words)) if k != source]
+                    hit = to.argmax(axis=-1) == others.index(target)
+                    if s % 2 == 0:
+                        pick += hit
+                    else:
+                        score += hit
+                        n += 1
+                        rule += source + 1 == target
+            head = np.unravel_index(int(np.argmax(pick)), pick.shape)
+            k = int(score[head])
+            row = rows[label]
+            if column == "trained":
+                assert row["head picked on one half"] == f"L{head[0]}H{head[1]}"
+                assert row["held-out score"] == f"{k} / {n} ({k / n:.0%})" and row["95 % interval"] == wilson(k, n)
+                assert row["positional rule (held out)"] == f"the next word: {rule} / {n} ({rule / n:.0%})"
+            else:
+                assert row["untrained copy (held out)"] == f"L{head[0]}H{head[1]}: {k} / {n} ({k / n:.0%})"
     assert rows["previous token"]["head picked on one half"] == "L0H2"
+    head, _, k, n = held_out(right_wrong(PRONOUNS["agreement"]))
+    row = rows["pronoun → the name that agrees (minimal pairs)"]
+    assert row["head picked on one half"] == f"L{head[0]}H{head[1]}"
+    assert row["held-out score"] == f"{k} / {n} ({k / n:.0%})"
+    assert row["positional rule (held out)"] == f"the first noun: {n // 2} / {n} (50%)"  # balanced by construction
+    # "it": within each group (answer first?, subject first?) in file order, every other sentence picks
+    items = PRONOUNS["it_referent"]
+    groups = [(i["answer"] == i["candidates"][0], i["subject"] == i["candidates"][0]) for i in items]
+    pick_idx = [i for i in range(len(items)) if groups[:i].count(groups[i]) % 2 == 0]
+    hits = []
+    for item in items:
+        tokens, w = maps(item["text"])
+        it, *cands = positions(tokens, "it", *item["candidates"])
+        good = item["candidates"].index(item["answer"])
+        hits.append(w[:, :, it, cands[good]] > w[:, :, it, cands[1 - good]])
+    hits = np.array(hits)
+    picked = hits[pick_idx].sum(axis=0)
+    head = np.unravel_index(int(np.argmax(picked)), picked.shape)
+    score_idx = [i for i in range(len(items)) if i not in pick_idx]
+    k, n = int(hits[score_idx][:, head[0], head[1]].sum()), len(score_idx)
+    row = rows["“it” → its referent"]
+    assert row["head picked on one half"] == f"L{head[0]}H{head[1]}"
+    assert row["held-out score"] == f"{k} / {n} ({k / n:.0%})"
+    first = sum(items[i]["answer"] == items[i]["candidates"][0] for i in score_idx)
+    assert row["positional rule (held out)"] == f"the first noun: {first} / {n} ({first / n:.0%})"
 
 
 def test_the_previous_token_head_puts_nearly_all_weight_on_the_previous_token():
