@@ -7,8 +7,8 @@ and presenter mode, it opens lesson 8 on the famous sentence in a fresh Chromium
 reports:
   - spec / data bytes: the model view's Vega-Lite spec (JSON) and its Arrow data, as the websocket delivers them;
   - label px: the axis label font size in the spec the browser draws;
-  - map px, cell aspect: one head's map on the canvas (width x height) and its cells' width / height (1 = square),
-    from the canvas's box and the grid's fixed padding and axis room (charts.pretrained);
+  - map px, cell aspect: one head's map as drawn on the canvas (width x height, found in its pixels) and its cells'
+    width / height (1 = square);
   - first draw: from the click on the second answer to the model view's canvas drawn;
   - redraw (median of --runs): from picking another head in the selectbox to the new canvas drawn.
 Not a test: numbers depend on the machine and its load.
@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.server import PRODUCTION_OPTIONS, StreamlitServer  # noqa: E402
 from tests.browser.conftest import CHROMIUM_FLAGS, find_chromium, new_page, rerun_after, wait_for_app  # noqa: E402
+from tests.browser.model_view_js import FIRST_MAP_PX  # noqa: E402
 
 CHART = "[data-testid='stVegaLiteChart']"
 # A checksum of what the model view's canvas shows (0 before it has drawn): a redraw changes it (the outline moves).
@@ -68,18 +69,12 @@ def model_view_messages(pg) -> list[tuple[int, int, dict]]:
     return seen
 
 
-def geometry(pg, spec: dict, tokens: int) -> dict:
-    """One map's size on the canvas and its cells' aspect, from the canvas box and the spec's grid."""
-    from charts.pretrained import AXIS_PX, GAP, PADDING
-
+def geometry(pg) -> dict:
+    """The canvas's size, one head's map as drawn (L0H0) and its cells' width / height (the map is n x n cells)."""
     box = pg.locator(f"{CHART} canvas").bounding_box()
-    layers, heads = 6, 12
-    step = tokens + GAP
-    plot_w = box["width"] - 2 * PADDING - AXIS_PX[0]
-    plot_h = spec["height"]  # (a continuous scale's height is the plot's; the width follows the column)
-    unit_w, unit_h = plot_w / (heads * step - GAP), plot_h / (layers * step - GAP)
-    return {"canvas": f"{box['width']:.0f}x{box['height']:.0f}", "map px": f"{unit_w * tokens:.0f}x{unit_h * tokens:.0f}",
-            "cell aspect": round(unit_w / unit_h, 2)}
+    first = pg.evaluate(FIRST_MAP_PX)
+    return {"canvas": f"{box['width']:.0f}x{box['height']:.0f}", "map px": f"{first['w']:.0f}x{first['h']:.0f}",
+            "cell aspect": round(first["w"] / first["h"], 2)}
 
 
 def label_px(spec: dict) -> float | None:
@@ -105,7 +100,7 @@ def measure(browser, url: str, width: int, height: int, presenter: bool, runs: i
         pg.locator(CHART).scroll_into_view_if_needed()
         spec_bytes, data_bytes, spec = seen[-1]
         result = {"spec bytes": spec_bytes, "data bytes": data_bytes, "label px": label_px(spec),
-                  **geometry(pg, spec, 14), "first draw ms": round(first)}
+                  **geometry(pg), "first draw ms": round(first)}
         redraws = []
         for i in range(runs):
             before = pg.evaluate(CANVAS_SUM)

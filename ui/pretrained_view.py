@@ -10,11 +10,11 @@ import streamlit as st
 from attention_core import pretrained_heads as heads
 from attention_core.self_attention import top_targets
 from charts.matrix import attention_heatmap
-from charts.pretrained import MODEL_VIEW_SELECTION, model_view, model_view_table
+from charts.pretrained import LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PHONE_MAP_PX, model_view, model_view_table
 from charts.self_attention import outline_row
 from charts.tokens import token_lines
-from ui.common import explanation, guarded_fragment, heatmap_axes, md_escape, url_selectbox
-from ui.display import show_plotly
+from ui.common import explanation, guarded_fragment, heatmap_axes, md_escape, presenting, url_selectbox
+from ui.display import PRESENTER_FONT_SIZE, on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.pretrained import S, _viewed, featured, sentence_view
 
@@ -42,9 +42,11 @@ def heads_section(t, text: str, hide: bool) -> None:
         head = url_selectbox(t(f"{S}.head"), list(range(count)), "pretrained_head", default=best.head)
     spec = model_view(tokens, layers, count, (layer, head), layer_label=t(f"{S}.layer_short", k=""),
                       head_label=t(f"{S}.head_short", k=""), query_label=t("common.axis_query"),
-                      key_label=t("common.axis_key"), value_label=t("common.weight"))
+                      key_label=t("common.axis_key"), value_label=t("common.weight"),
+                      map_px=PHONE_MAP_PX if on_touch_device() else MAP_PX,
+                      label_px=PRESENTER_FONT_SIZE - 2 if presenting() else LABEL_PX)  # (presenter: Plotly's ticks)
     st.vega_lite_chart(model_view_table(shown), spec, on_select=_on_head_click, selection_mode=MODEL_VIEW_SELECTION,
-                       key="pretrained_model_view")
+                       key="pretrained_model_view", width="content")
     st.caption(t(f"{S}.model_view_caption"))
     # the token is kept as its position in the whole sentence, so hiding [CLS]/[SEP] keeps the same token picked
     every = sentence_view(text).tokens
