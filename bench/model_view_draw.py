@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import statistics
 import sys
 import tempfile
@@ -30,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.server import PRODUCTION_OPTIONS, StreamlitServer  # noqa: E402
 from tests.browser.conftest import CHROMIUM_FLAGS, find_chromium, new_page, rerun_after, wait_for_app  # noqa: E402
-from tests.browser.model_view_js import FIRST_MAP_PX  # noqa: E402
+from tests.browser.model_view_js import FIRST_MAP_PX, model_view_messages  # noqa: E402
 
 CHART = "[data-testid='stVegaLiteChart']"
 # A checksum of what the model view's canvas shows (0 before it has drawn): a redraw changes it (the outline moves).
@@ -43,30 +42,6 @@ CANVAS_SUM = """() => {
   return sum;
 }"""
 CHANGED = f"(before) => {{ const now = ({CANVAS_SUM})(); return now !== 0 && now !== before; }}"
-
-
-def model_view_messages(pg) -> list[tuple[int, int, dict]]:
-    """Record every model view the websocket delivers: (spec bytes, data bytes, spec)."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    seen = []
-
-    def on_frame(payload):
-        if not isinstance(payload, bytes):
-            return
-        msg = ForwardMsg()
-        msg.ParseFromString(payload)
-        if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
-            return
-        element = msg.delta.new_element
-        kind = element.WhichOneof("type")
-        if kind and "vega" in kind:
-            chart = getattr(element, kind)
-            data = len(chart.data.data) + sum(len(d.data.data) for d in chart.datasets)
-            seen.append((len(chart.spec.encode()), data, json.loads(chart.spec)))
-
-    pg.on("websocket", lambda ws: ws.on("framereceived", on_frame) if "/_stcore/stream" in ws.url else None)
-    return seen
 
 
 def geometry(pg) -> dict:

@@ -21,3 +21,30 @@ FIRST_MAP_PX = """() => {
   }
   return null;
 }"""
+
+
+def model_view_messages(pg) -> list[tuple[int, int, dict]]:
+    """Record every model view the page's websocket delivers -> a list that fills with (spec bytes, data bytes, spec).
+    Call before the page is opened."""
+    import json
+
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    seen = []
+
+    def on_frame(payload):
+        if not isinstance(payload, bytes):
+            return
+        msg = ForwardMsg()
+        msg.ParseFromString(payload)
+        if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+            return
+        element = msg.delta.new_element
+        kind = element.WhichOneof("type")
+        if kind and "vega" in kind:
+            chart = getattr(element, kind)
+            data = len(chart.data.data) + sum(len(d.data.data) for d in chart.datasets)
+            seen.append((len(chart.spec.encode()), data, json.loads(chart.spec)))
+
+    pg.on("websocket", lambda ws: ws.on("framereceived", on_frame) if "/_stcore/stream" in ws.url else None)
+    return seen
