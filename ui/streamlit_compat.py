@@ -73,7 +73,7 @@ def freeze_process_objects() -> None:
 
 def return_freed_memory() -> None:
     """Hand the heap's freed pages back to the system (glibc's ``malloc_trim``; elsewhere nothing): glibc keeps them,
-    and half of a large array freed (lesson 8's twin weights) would stay in the process's memory for good."""
+    and half of a large array freed (lesson 8's untrained copy) would stay in the process's memory for good."""
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
