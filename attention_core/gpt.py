@@ -96,7 +96,7 @@ def rope_angles(positions: np.ndarray, head_dim: int, base: float) -> tuple[np.n
 def rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """x: (heads, n, hd), cos/sin: (n, hd/2) -> same shape: each adjacent pair (2i, 2i+1) turned by its angle.
 
-    Adjacent pairs because llama.cpp's converter permuted the rows of attn_q/attn_k for exactly this form."""
+    Adjacent pairs because llama.cpp's converter permuted the columns of attn_q/attn_k for exactly this form."""
     pairs = x.reshape(*x.shape[:-1], -1, 2)
     even, odd = pairs[..., 0], pairs[..., 1]
     return np.stack([even * cos - odd * sin, even * sin + odd * cos], axis=-1).reshape(x.shape)
@@ -130,8 +130,15 @@ def silu(x: np.ndarray) -> np.ndarray:
 
 
 def swiglu(x: np.ndarray, gate: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
-    """x: (n, d), gate/up: (d_ff, d), down: (d, d_ff) -> (n, d) = down(silu(gate(x)) * up(x))."""
-    return (silu(x @ gate.T) * (x @ up.T)) @ down.T
+    """x: (n, d), gate/up: (d, d_ff), down: (d_ff, d) -> (n, d) = down(silu(gate(x)) * up(x))."""
+    return (silu(x @ gate) * (x @ up)) @ down
+
+
+def lm_head(h: np.ndarray, embedding: np.ndarray) -> np.ndarray:
+    """h: (n, d), embedding: (V, d) -> logits (n, V) = h @ embedding.T (tied), C-ordered float32.
+
+    Computed as embedding @ h.T: the (V, d) table as the left operand is BLAS's faster layout (it reads 113 MB)."""
+    return np.ascontiguousarray((embedding @ h.T).T)
 
 
 def attention_block(x: np.ndarray, weights: GPTWeights, layer: int, caches: list[KVCache], spans: list[slice],
@@ -142,9 +149,9 @@ def attention_block(x: np.ndarray, weights: GPTWeights, layer: int, caches: list
     maps[b]: (H, n_b, t_b) if keep_maps else None."""
     c = weights.config
     cos, sin = rope_angles(positions, c.head_dim, c.rope_base)
-    q = rope(split_heads(x @ weights.attn_q[layer].T, c.n_head), cos, sin)  # (H, N, hd)
-    k = rope(split_heads(x @ weights.attn_k[layer].T, c.n_kv_head), cos, sin)  # (KV, N, hd)
-    v = split_heads(x @ weights.attn_v[layer].T, c.n_kv_head)  # (KV, N, hd)
+    q = rope(split_heads(x @ weights.attn_q[layer], c.n_head), cos, sin)  # (H, N, hd)
+    k = rope(split_heads(x @ weights.attn_k[layer], c.n_kv_head), cos, sin)  # (KV, N, hd)
+    v = split_heads(x @ weights.attn_v[layer], c.n_kv_head)  # (KV, N, hd)
     heads_out = np.empty_like(q)
     maps = []
     for cache, rows in zip(caches, spans):
@@ -152,7 +159,7 @@ def attention_block(x: np.ndarray, weights: GPTWeights, layer: int, caches: list
         heads_out[:, rows], weights_b = causal_attention(q[:, rows], keys, values, positions[rows])
         maps.append(weights_b if keep_maps else None)
     merged = heads_out.transpose(1, 0, 2).reshape(x.shape[0], -1)  # (N, H * hd)
-    return merged @ weights.attn_output[layer].T, maps
+    return merged @ weights.attn_output[layer], maps
 
 
 def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all_logits: bool = False,
@@ -188,7 +195,7 @@ def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all
         cache.length += len(chunk)
 
     rows = x if all_logits else x[ends - 1]
-    logits = rms_norm(rows, weights.output_norm, c.norm_eps) @ weights.embedding.T
+    logits = lm_head(rms_norm(rows, weights.output_norm, c.norm_eps), weights.embedding)
     per_sequence = [np.stack([layer_maps[layer][b] for layer in range(c.n_layer)]) if keep_maps else None
                     for b in range(len(chunks))]
     return logits, per_sequence
