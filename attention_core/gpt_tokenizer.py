@@ -92,13 +92,22 @@ class BPETokenizer:
         if piece not in self._piece_ids:
             if len(self._piece_ids) > 100_000:  # bounded: a long-running server sees endless new words
                 self._piece_ids.clear()
-            symbols = [self.alphabet[b] for b in piece.encode("utf-8")]
+            # a byte with no token of its own is dropped, as llama.cpp and the tokenizers library do
+            symbols = [self.alphabet[b] for b in piece.encode("utf-8") if self.alphabet[b] in self.ids]
             self._piece_ids[piece] = tuple(self.ids[s] for s in self._merge(symbols))
         return self._piece_ids[piece]
 
     def encode(self, text: str) -> list[int]:
-        """text -> token ids (no BOS added; typed control-token look-alikes stay plain text)."""
+        """text -> token ids (no BOS added; typed control-token look-alikes stay plain text). decode gives the text
+        back unless it holds unknown_characters."""
         return [i for piece in pre_tokenize(text) for i in self._encode_piece(piece)]
+
+    def unknown_characters(self, text: str) -> list[str]:
+        """text -> its characters (once each, in order) holding a byte the vocabulary has no token for: encode
+        drops those bytes (21 bytes: six ASCII control characters such as \\x04, and bytes that only code points
+        U+40000-U+BFFFF or invalid UTF-8 use)."""
+        found = {c: None for c in text if any(self.alphabet[b] not in self.ids for b in c.encode("utf-8"))}
+        return list(found)
 
     def token_strings(self, ids) -> list[str]:
         """ids -> the vocabulary's strings, e.g. 'Ġanimal' (Ġ is a space, Ċ a newline)."""
