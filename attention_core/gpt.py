@@ -73,6 +73,7 @@ class KVCache:
 
     def store(self, layer: int, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """k, v: (n_kv, n, hd) of the new tokens at `layer` -> all keys, values (n_kv, length + n, hd) so far."""
+        self.reserve(k.shape[1])
         end = self.length + k.shape[1]
         self._keys[layer, :, self.length:end] = k
         self._values[layer, :, self.length:end] = v
