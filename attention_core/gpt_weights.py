@@ -241,7 +241,8 @@ def read_weights(path: Path | None = None, config: GPTConfig = GPTConfig(),
     folder = model_cache_dir(path, config, cache_root)
     if folder is None:
         return _weights_in_ram(path, config)
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in array_fields()}
+    # plain read-only ndarray views of the mappings (np.memmap's subclass hooks cost ~10 ms a pass in slicing)
+    arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")) for name in array_fields()}
     for name, shape in shapes(config).items():
         if arrays[name].shape != shape or arrays[name].dtype != np.float32:
             raise ValueError(f"cached weight {folder / name}.npy is {arrays[name].shape} {arrays[name].dtype}, "
