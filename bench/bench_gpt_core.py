@@ -12,6 +12,7 @@ CPU time (time.thread_time, which leaves out waiting for a busy core). Asserts n
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -108,8 +109,16 @@ def smaps_rollup(pid: int) -> dict[str, int]:
 
 
 def memory() -> None:
+    """Two processes with the memory-mapped cache, then one with no writable cache folder (weights in RAM)."""
+    blocked = {**os.environ, "XDG_CACHE_HOME": "/dev/null/none"}  # not a folder: read_weights keeps them in RAM
+    for label, count, env in (("cache memory-mapped", 2, None), ("no cache folder: weights in RAM", 1, blocked)):
+        print(label)
+        _measure_children(count, env)
+
+
+def _measure_children(count: int, env) -> None:
     children = [subprocess.Popen([sys.executable, "-c", MEMORY_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 text=True) for _ in range(2)]
+                                 text=True, env=env) for _ in range(count)]
     for child in children:
         assert child.stdout.readline().strip() == "ready"
     for child in children:
