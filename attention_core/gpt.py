@@ -85,7 +85,8 @@ class KVCache:
 
 def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
     """x: (n, d), gain: (d,) -> (n, d): each row divided by its root mean square, times the gain (no mean, no bias)."""
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps)) * gain
+    mean_square = (x * x).sum(axis=-1, keepdims=True) / np.float32(x.shape[-1])
+    return x / np.sqrt(mean_square + np.float32(eps)) * gain
 
 
 def rope_angles(positions: np.ndarray, head_dim: int, base: float) -> tuple[np.ndarray, np.ndarray]:
@@ -122,12 +123,12 @@ def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     *batch, H, n, hd = q.shape
     kv_heads, t = k.shape[-3], k.shape[-2]
     grouped = q.reshape(*batch, kv_heads, H // kv_heads, n, hd)  # (..., KV, group, n, hd)
-    shared_k = np.expand_dims(k, -3)  # (..., KV, 1, t, hd): one key head for its group of query heads
-    scores = grouped @ np.swapaxes(shared_k, -1, -2) / np.float32(np.sqrt(hd))  # (..., KV, group, n, t)
+    # k[..., None, :, :]: (..., KV, 1, t, hd), one key head broadcast over its group of query heads
+    scores = grouped @ k[..., None, :, :].swapaxes(-1, -2) / np.float32(np.sqrt(hd))  # (..., KV, group, n, t)
     future = np.arange(t) > np.asarray(positions)[..., None]  # (..., n, t)
-    scores = np.where(np.expand_dims(future, (-3, -4)), -np.inf, scores)
+    scores = np.where(future[..., None, None, :, :], -np.inf, scores)
     weights = softmax(scores, axis=-1).astype(np.float32)
-    out = weights @ np.expand_dims(v, -3)  # (..., KV, group, n, hd)
+    out = weights @ v[..., None, :, :]  # (..., KV, group, n, hd)
     return out.reshape(*batch, H, n, hd), weights.reshape(*batch, H, n, t)
 
 
