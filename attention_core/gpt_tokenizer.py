@@ -89,13 +89,15 @@ class BPETokenizer:
         return symbols
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        if piece not in self._piece_ids:
+        ids = self._piece_ids.get(piece)  # one lookup: another session's thread may clear the memo at any time
+        if ids is None:
             if len(self._piece_ids) > 100_000:  # bounded: a long-running server sees endless new words
                 self._piece_ids.clear()
             # a byte with no token of its own is dropped, as llama.cpp and the tokenizers library do
             symbols = [self.alphabet[b] for b in piece.encode("utf-8") if self.alphabet[b] in self.ids]
-            self._piece_ids[piece] = tuple(self.ids[s] for s in self._merge(symbols))
-        return self._piece_ids[piece]
+            ids = tuple(self.ids[s] for s in self._merge(symbols))
+            self._piece_ids[piece] = ids
+        return ids
 
     def encode(self, text: str) -> list[int]:
         """text -> token ids (no BOS added; typed control-token look-alikes stay plain text). decode gives the text
