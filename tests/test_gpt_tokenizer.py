@@ -4,6 +4,7 @@ SmolLM2's pre-tokenizer (each digit alone, then byte-level with GPT-2's pattern)
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -97,6 +98,15 @@ def test_any_text_matches_and_round_trips(tokenizer, reference, text):
     ids = tokenizer.encode(text)
     assert ids == reference.encode(text).ids
     if not tokenizer.unknown_characters(text):
+        assert tokenizer.decode(ids) == text
+
+
+def test_long_words_without_spaces_match(tokenizer, reference):
+    rng = random.Random(0)
+    for text in ("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10_000)), "a" * 10_000,
+                 "日本の首都は東京です" * 300, "".join(rng.choice("ab ") for _ in range(3000)), "🙂" * 700):
+        ids = tokenizer.encode(text)
+        assert ids == reference.encode(text).ids
         assert tokenizer.decode(ids) == text
 
 
