@@ -53,3 +53,17 @@ def test_cells_are_square_and_a_map_keeps_its_size(n):
     assert spec["width"] / x_cells == pytest.approx(spec["height"] / y_cells, rel=1e-3)  # square cells
     assert n * spec["width"] / x_cells == pytest.approx(MAP_PX, rel=1e-3)
     assert spec["autosize"]["type"] == "pad"  # the plot is width x height: Streamlit's "fit" would squeeze it
+
+
+def test_upright_keys_turns_only_the_key_labels():
+    from charts.matrix import attention_heatmap
+    from charts.pretrained import upright_keys
+
+    heat = attention_heatmap(np.eye(3), ["a", "it", "c"], label_every_column=True)
+    before = copy.deepcopy(heat)
+    turned = upright_keys(heat)
+    assert heat == before  # the input is not changed
+    assert turned["layout"]["xaxis"]["tickangle"] == -90
+    assert turned["layout"]["xaxis"]["ticktext"] == ["a", "it", "c"]  # every key keeps its label
+    assert {k: v for k, v in turned["layout"]["xaxis"].items() if k != "tickangle"} == \
+        {k: v for k, v in heat["layout"]["xaxis"].items() if k != "tickangle"}
