@@ -121,6 +121,46 @@ def facts_learned(_kv) -> dict:
             "chance": 0.5}
 
 
+# ---- the export: the claims as shown, with their numbers --------------------------------------------------------
+
+class ClaimsSaid(Translator):
+    """The page's translator, which also keeps every claim it writes (``summary.claim_<section>``, or its short form
+    when the vectors are missing) with the values formatted into it, in the order shown: what the CSV holds."""
+
+    def __init__(self, lang: str):
+        super().__init__(lang)
+        self.claims: list[tuple[str, str, dict]] = []  # (section, text, values)
+
+    def __call__(self, key: str, **values) -> str:
+        text = super().__call__(key, **values)
+        if key.startswith(f"{S}.claim_"):
+            self.claims.append((key.removeprefix(f"{S}.claim_").removesuffix("_short"), text, values))
+        return text
+
+
+_MARKUP = re.compile(r"\*\*|\\(?=[\\`*_{}\[\]()#+\-.!|$<>~:^&])")  # bold marks and md_escape's backslashes
+
+
+def plain(text) -> str:
+    """A claim's Markdown -> its plain text (no bold marks, no md_escape backslashes)."""
+    return _MARKUP.sub("", str(text))
+
+
+def claims_table(t: ClaimsSaid) -> pd.DataFrame:
+    """The claims ``t`` wrote -> one row each: the lesson, the claim as plain text, its values ("name = value; ...")."""
+    lesson = lambda section: t(f"nav.{section}") if t.has(f"nav.{section}") else section  # noqa: E731
+    return pd.DataFrame({
+        t(f"{S}.col_lesson"): [lesson(section) for section, _, _ in t.claims],
+        t(f"{S}.col_claim"): [plain(text) for _, text, _ in t.claims],
+        t(f"{S}.col_values"): ["; ".join(f"{k} = {plain(v)}" for k, v in values.items()) for _, _, values in t.claims],
+    })
+
+
+def section_download(t: ClaimsSaid) -> None:
+    """The claims shown above and their numbers as a CSV (BOM, headers in the page's language)."""
+    csv_download(t(f"{S}.download"), claims_table(t), "summary_claims.csv", "summary_csv")
+
+
 # ---- the page ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -226,43 +266,3 @@ def section_further(t: Translator) -> None:
         st.markdown(t(f"{S}.further_{section}"))
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
-
-
-# ---- the export: the claims as shown, with their numbers --------------------------------------------------------
-
-class ClaimsSaid(Translator):
-    """The page's translator, which also keeps every claim it writes (``summary.claim_<section>``, or its short form
-    when the vectors are missing) with the values formatted into it, in the order shown: what the CSV holds."""
-
-    def __init__(self, lang: str):
-        super().__init__(lang)
-        self.claims: list[tuple[str, str, dict]] = []  # (section, text, values)
-
-    def __call__(self, key: str, **values) -> str:
-        text = super().__call__(key, **values)
-        if key.startswith(f"{S}.claim_"):
-            self.claims.append((key.removeprefix(f"{S}.claim_").removesuffix("_short"), text, values))
-        return text
-
-
-_MARKUP = re.compile(r"\*\*|\\(?=[\\`*_{}\[\]()#+\-.!|$<>~:^&])")  # bold marks and md_escape's backslashes
-
-
-def plain(text) -> str:
-    """A claim's Markdown -> its plain text (no bold marks, no md_escape backslashes)."""
-    return _MARKUP.sub("", str(text))
-
-
-def claims_table(t: ClaimsSaid) -> pd.DataFrame:
-    """The claims ``t`` wrote -> one row each: the lesson, the claim as plain text, its values ("name = value; ...")."""
-    lesson = lambda section: t(f"nav.{section}") if t.has(f"nav.{section}") else section  # noqa: E731
-    return pd.DataFrame({
-        t(f"{S}.col_lesson"): [lesson(section) for section, _, _ in t.claims],
-        t(f"{S}.col_claim"): [plain(text) for _, text, _ in t.claims],
-        t(f"{S}.col_values"): ["; ".join(f"{k} = {plain(v)}" for k, v in values.items()) for _, _, values in t.claims],
-    })
-
-
-def section_download(t: ClaimsSaid) -> None:
-    """The claims shown above and their numbers as a CSV (BOM, headers in the page's language)."""
-    csv_download(t(f"{S}.download"), claims_table(t), "summary_claims.csv", "summary_csv")
