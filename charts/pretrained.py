@@ -47,6 +47,15 @@ def model_view_table(weights) -> pa.Table:
                      "x": (head * step + k).astype(np.int16), "y": (layer * step + q).astype(np.int16)})
 
 
+def upright_keys(spec: dict) -> dict:
+    """A heat-map dict -> the same with its key labels standing upright (-90 degrees): with every key labelled, a
+    turned label's box is one line high, so no two overlap (Plotly's automatic 30 degrees made them overlap on a
+    projector). The input is not changed."""
+    layout = dict(spec.get("layout") or {})
+    layout["xaxis"] = {**(layout.get("xaxis") or {}), "tickangle": -90}
+    return {**spec, "layout": layout}
+
+
 def _label_expr(names: list[str], field: str) -> str:
     """A Vega expression picking names[datum.<field>] (the names JSON-quoted: user text stays a string literal)."""
     return f"{json.dumps(names, ensure_ascii=True)}[datum.{field}]"
@@ -94,7 +103,7 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                       "legend": {"title": value_label, "orient": "bottom", "gradientLength": 200}},
             "tooltip": [{"field": "name", "title": f"{layer_label} / {head_label}"},
                         {"field": "query", "title": query_label}, {"field": "key", "title": key_label},
-                        {"field": "weight", "title": value_label, "format": ".4f"}],
+                        {"field": "weight", "type": "quantitative", "title": value_label, "format": ".4f"}],
         },
     }
     layer, head = opened
@@ -116,48 +125,3 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
         spec["title"] = title
     return spec
 
-
-def model_view_chart(table, tokens, layers: int, heads: int, opened: tuple[int, int], *, layer_label: str,
-                     head_label: str, query_label: str, key_label: str, value_label: str, map_px: int = MAP_PX,
-                     label_px: int = LABEL_PX):
-    """``model_view``'s chart written by Altair: ``table`` = model_view_table(weights) -> an alt.LayerChart."""
-    import altair as alt
-
-    n = len(tokens)
-    step = n + GAP
-    names = [str(tok) for tok in tokens]
-    unit = unit_px(n, map_px)
-    room = axis_px(label_px)
-    layer_text, head_text = json.dumps(layer_label), json.dumps(head_label)
-    ticks = lambda count: [i * step + (n - 1) / 2 for i in range(count)]  # noqa: E731 - the centre of each map
-    plain = {"title": None, "grid": False, "ticks": False, "domain": False}
-    x_axis = alt.Axis(values=ticks(heads), labelExpr=f"{head_text} + floor(datum.value / {step})", orient="top",
-                      labelAngle=0, minExtent=room[1], maxExtent=room[1], **plain)
-    y_axis = alt.Axis(values=ticks(layers), labelExpr=f"{layer_text} + floor(datum.value / {step})",
-                      minExtent=room[0], maxExtent=room[0], **plain)
-    grid = dict(nice=False, zero=False)
-    cells = alt.Chart(table).mark_rect(cursor="pointer").transform_calculate(
-        query=_label_expr(names, "q"), key=_label_expr(names, "k"),
-        name=f"{layer_text} + datum.layer + {head_text} + datum.head", x2="datum.x + 1", y2="datum.y + 1",
-    ).encode(
-        x=alt.X("x:Q", scale=alt.Scale(domain=[0, heads * step - GAP], **grid), axis=x_axis), x2=alt.X2("x2:Q"),
-        y=alt.Y("y:Q", scale=alt.Scale(domain=[0, layers * step - GAP], reverse=True, **grid), axis=y_axis),
-        y2=alt.Y2("y2:Q"),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="viridis", domain=[0, 1]),
-                        legend=alt.Legend(title=value_label, orient="bottom", gradientLength=200)),
-        tooltip=[alt.Tooltip("name:N", title=f"{layer_label} / {head_label}"),
-                 alt.Tooltip("query:N", title=query_label), alt.Tooltip("key:N", title=key_label),
-                 alt.Tooltip("weight:Q", title=value_label, format=".4f")],
-    ).add_params(alt.selection_point(name=MODEL_VIEW_SELECTION, fields=["layer", "head"], on="click", clear=False))
-    layer, head = opened
-    outline = alt.Chart(alt.Data(values=[{"x": head * step - 0.5, "x2": head * step + n + 0.5,
-                                          "y": layer * step - 0.5, "y2": layer * step + n + 0.5}])).mark_rect(
-        fill=None, stroke=ACCENT, strokeWidth=3).encode(x="x:Q", x2="x2:Q", y="y:Q", y2="y2:Q")
-    # canvas, not SVG: one SVG element per cell made the first draw take seconds (docs/pretrained-page.md)
-    return alt.layer(cells, outline).properties(
-        width=round((heads * step - GAP) * unit, 2), height=round((layers * step - GAP) * unit, 2),
-        autosize=alt.AutoSizeParams(type="pad", contains="padding"),
-        padding=dict.fromkeys(("left", "right", "top", "bottom"), PADDING),
-        usermeta={"embedOptions": {"renderer": "canvas"}},
-    ).configure_view(stroke=None).configure_axis(labelFontSize=label_px).configure_legend(
-        labelFontSize=label_px, titleFontSize=label_px).configure_mark(aria=False)

@@ -11,7 +11,9 @@ import streamlit as st
 from attention_core import pretrained_heads as heads
 from attention_core.self_attention import top_targets
 from charts.matrix import HALF_PAGE_PLOT_PX, attention_heatmap
-from charts.pretrained import LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PHONE_MAP_PX, model_view, model_view_table
+from charts.pretrained import (
+    LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PHONE_MAP_PX, model_view, model_view_table, upright_keys,
+)
 from charts.self_attention import outline_row
 from charts.tokens import token_lines
 from ui.common import csv_download, explanation, guarded_fragment, heatmap_axes, md_escape, presenting
@@ -73,8 +75,9 @@ def heads_section(t, text: str, hide: bool) -> None:
     sel = positions.index(picked)
     weights = np.asarray(shown[layer, head], dtype=np.float64)
     name = t(f"{S}.head_name", layer=layer, head=head)
-    # every key token keeps its label (the "it" column too): a long sentence's map takes the page's width to fit them
-    wide = n > SIDE_BY_SIDE_TOKENS
+    # every key token keeps its label (the "it" column too): a long sentence's map, or a projector's larger labels,
+    # take the page's width to fit them
+    wide = n > SIDE_BY_SIDE_TOKENS or presenting()
     left, right = (st.container(), st.container()) if wide else st.columns(2, gap="medium")
     with left:
         fig = figure_spec(token_lines, list(tokens), weights[sel], sel, title=t(f"{S}.lines_title", head=name,
@@ -86,7 +89,7 @@ def heads_section(t, text: str, hide: bool) -> None:
                            value_label=t("common.weight"), height=None if wide else fig["layout"]["height"],
                            axis_titles=heatmap_axes(t), label_every_column=True,
                            plot_width=FULL_PAGE_PLOT_PX if wide else HALF_PAGE_PLOT_PX)
-        show_plotly(outline_row(heat, sel), key="pretrained_heat")
+        show_plotly(upright_keys(outline_row(heat, sel)), key="pretrained_heat")
         csv_download(t(f"{S}.view.download", head=name), head_table(t, tokens, weights), f"{S}_{name}.csv",
                      "pretrained_head_csv")
     sep = "、" if t.lang == "ja" else ", "

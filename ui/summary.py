@@ -10,7 +10,7 @@ Lesson 8's model is never needed here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -121,108 +121,140 @@ def facts_learned(_kv) -> dict:
             "chance": 0.5}
 
 
+# ---- the export: the claims as shown, with their numbers --------------------------------------------------------
+
+class ClaimsSaid(Translator):
+    """The page's translator, which also keeps every claim it writes (``summary.claim_<section>``, or its short form
+    when the vectors are missing) with the values formatted into it, in the order shown: what the CSV holds."""
+
+    def __init__(self, lang: str):
+        super().__init__(lang)
+        self.claims: list[tuple[str, str, dict]] = []  # (section, text, values)
+
+    def __call__(self, key: str, **values) -> str:
+        text = super().__call__(key, **values)
+        if key.startswith(f"{S}.claim_"):
+            self.claims.append((key.removeprefix(f"{S}.claim_").removesuffix("_short"), text, values))
+        return text
+
+
+_MARKUP = re.compile(r"\*\*|\\(?=[\\`*_{}\[\]()#+\-.!|$<>~:^&])")  # bold marks and md_escape's backslashes
+
+
+def plain(text) -> str:
+    """A claim's Markdown -> its plain text (no bold marks, no md_escape backslashes)."""
+    return _MARKUP.sub("", str(text))
+
+
+def claims_table(t: ClaimsSaid) -> pd.DataFrame:
+    """The claims ``t`` wrote -> one row each: the lesson, the claim as plain text, its values ("name = value; ...")."""
+    lesson = lambda section: t(f"nav.{section}") if t.has(f"nav.{section}") else section  # noqa: E731
+    return pd.DataFrame({
+        t(f"{S}.col_lesson"): [lesson(section) for section, _, _ in t.claims],
+        t(f"{S}.col_claim"): [plain(text) for _, text, _ in t.claims],
+        t(f"{S}.col_values"): ["; ".join(f"{k} = {plain(v)}" for k, v in values.items()) for _, _, values in t.claims],
+    })
+
+
+def section_download(t: ClaimsSaid) -> None:
+    """The claims shown above and their numbers as a CSV (BOM, headers in the page's language)."""
+    csv_download(t(f"{S}.download"), claims_table(t), "summary_claims.csv", "summary_csv")
+
+
 # ---- the page ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Claim:
     section: str  # the lesson's section: its link and its number
     text: str  # the claim in one line, with its numbers
-    values: dict = field(default_factory=dict)  # the numbers (and words) formatted into the text, by name
 
 
-def said(t: Translator, key: str, **values) -> tuple[str, dict]:
-    """-> (the text of ``key`` with ``values``, the values): a claim keeps its numbers for the CSV."""
-    return t(key, **values), values
-
-
-def claim(t: Translator, item: Claim, draw) -> Claim:
-    """One claim: its line, the figure that backs it (``draw()``), and the link to its lesson; -> the claim."""
+def claim(t: Translator, item: Claim, draw) -> None:
+    """One claim: its line, the figure that backs it (``draw()``), and the link to its lesson."""
     with st.container(border=True, key=f"summary_claim_{item.section}"):
         st.markdown(item.text)
         draw()
         st.page_link(LESSON_FILES[item.section], label=t(f"{S}.link", lesson=t(f"nav.{item.section}")),
                      icon=":material/arrow_forward:")
-    return item
 
 
-def needs_vectors(t: Translator, section: str) -> Claim:
+def needs_vectors(t: Translator, section: str) -> None:
     """A claim that needs the GloVe vectors, when they are missing (the page's one error message says why)."""
     with st.container(border=True, key=f"summary_claim_{section}"):
         st.markdown(t(f"{S}.claim_{section}_short"))
         st.caption(t(f"{S}.needs_vectors"))
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
-    return Claim(section, t(f"{S}.claim_{section}_short"))
 
 
-def section_rnn(t: Translator, kv) -> Claim:
+def section_rnn(t: Translator, kv) -> None:
     if kv is None:
-        return needs_vectors(t, "rnn")
+        needs_vectors(t, "rnn")
+        return
     f = facts_rnn(kv)
     p = f["profile"]
     names = {"rnn": t("rnn.fig1_rnn"), "attention": t("rnn.fig1_attention"), "x": t("rnn.fig1_x"),
              "y": t("rnn.fig1_y"), "steps": t("rnn.fig1_steps")}
-    text, values = said(t, f"{S}.claim_rnn", hidden=RNN_SETTING["hidden"], n=f["n"], ratio=sci(f["ratio"]),
-                        rnn_steps=f["steps"]["rnn"], att_steps=f["steps"]["attention"])
-    return claim(t, Claim("rnn", text, values), lambda: show_plotly(figure_spec(
+    text = t(f"{S}.claim_rnn", hidden=RNN_SETTING["hidden"], n=f["n"], ratio=sci(f["ratio"]), rnn_steps=f["steps"]["rnn"],
+             att_steps=f["steps"]["attention"])
+    claim(t, Claim("rnn", text), lambda: show_plotly(figure_spec(
         influence_chart, f["known"], p.rnn_norm, p.attention_norm, p.rnn_steps, p.attention_steps, names,
         title=t(f"{S}.fig_rnn")), key="summary_rnn"))
 
 
-def section_qkv(t: Translator) -> Claim:
+def section_qkv(t: Translator) -> None:
     f = facts_qkv()
     lib, found = f["lib"], f["found"]
     titles = [b.title[t.lang] for b in lib.books]
-    text, values = said(t, f"{S}.claim_qkv", query=md_escape(lib.queries[0].text[t.lang]),
-                        book=md_escape(titles[f["best"]]), share=f"{f['share']:.1%}", books=f["books_used"],
-                        n=len(titles))
-    return claim(t, Claim("qkv", text, values), lambda: show_plotly(figure_spec(
+    text = t(f"{S}.claim_qkv", query=md_escape(lib.queries[0].text[t.lang]), book=md_escape(titles[f["best"]]),
+             share=f"{f['share']:.1%}", books=f["books_used"], n=len(titles))
+    claim(t, Claim("qkv", text), lambda: show_plotly(figure_spec(
         blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"), t("qkv.output"), t("qkv.share"),
         title=t(f"{S}.fig_qkv")), key="summary_qkv"))
 
 
-def section_self_attention(t: Translator) -> Claim:
+def section_self_attention(t: Translator) -> None:
     f = facts_self_attention(t.lang)
     preset = f["preset"]
-    text, values = said(t, f"{S}.claim_self_attention", n=f["n"], pairs=f["pairs"],
-                        pronoun=preset.tokens[preset.pronoun], target=preset.tokens[f["target"]],
-                        share=f"{f['share']:.1%}")
-    return claim(t, Claim("self_attention", text, values), lambda: show_plotly(lesson3.heat(
+    text = t(f"{S}.claim_self_attention", n=f["n"], pairs=f["pairs"], pronoun=preset.tokens[preset.pronoun],
+             target=preset.tokens[f["target"]], share=f"{f['share']:.1%}")
+    claim(t, Claim("self_attention", text), lambda: show_plotly(lesson3.heat(
         f["weights"], preset.tokens, preset.pronoun, title=t(f"{S}.fig_self_attention"),
         value_label=t("common.weight"), axis_titles=heatmap_axes(t)), key="summary_self_attention"))
 
 
-def section_scaling(t: Translator) -> Claim:
+def section_scaling(t: Translator) -> None:
     f = facts_scaling()
-    text, values = said(t, f"{S}.claim_scaling", d=f["d_max"], unscaled=f"{f['unscaled']:.3f}",
-                        scaled=f"{f['scaled']:.3f}", keys=TABLE_KEYS, uniform=f"{1 / TABLE_KEYS:.3f}")
+    text = t(f"{S}.claim_scaling", d=f["d_max"], unscaled=f"{f['unscaled']:.3f}", scaled=f"{f['scaled']:.3f}",
+             keys=TABLE_KEYS, uniform=f"{1 / TABLE_KEYS:.3f}")
     labels = {name: t(f"scaling.{key}") for name, key in (
         ("var", "chart_var"), ("max", "chart_max"), ("entropy", "chart_entropy"), ("jacobian", "chart_jacobian"),
         ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
         ("uniform", "uniform"), ("d", "col_d"))}
-    return claim(t, Claim("scaling", text, values), lambda: show_plotly(
-        figure_spec(sweep_figure, f["table"], labels, TABLE_KEYS), key="summary_scaling"))
+    claim(t, Claim("scaling", text), lambda: show_plotly(figure_spec(sweep_figure, f["table"], labels, TABLE_KEYS),
+                                                         key="summary_scaling"))
 
 
-def section_causal(t: Translator) -> Claim:
+def section_causal(t: Translator) -> None:
     f = facts_causal()
     causal = f["results"]["causal"]
-    text, values = said(t, f"{S}.claim_causal", masked=f["masked"], above=f"{f['causal_max_above']:g}",
-                        first=f"{f['first_self']:.0%}", dim=RANDOM_DIM, seed=CAUSAL_SEED)
-    return claim(t, Claim("causal", text, values), lambda: show_plotly(figure_spec(
+    text = t(f"{S}.claim_causal", masked=f["masked"], above=f"{f['causal_max_above']:g}",
+             first=f"{f['first_self']:.0%}", dim=RANDOM_DIM, seed=CAUSAL_SEED)
+    claim(t, Claim("causal", text), lambda: show_plotly(figure_spec(
         weights_heatmap, causal.weights, f["words"], title=t(f"{S}.fig_causal"), hidden=~causal.mask,
         value_label=t("common.weight"), highlight_row=0, axis_titles=heatmap_axes(t)), key="summary_causal"))
 
 
-def section_learned(t: Translator, kv) -> Claim:
+def section_learned(t: Translator, kv) -> None:
     if kv is None:
-        return needs_vectors(t, "glove")
+        needs_vectors(t, "glove")
+        return
     with st.spinner(t(f"{S}.training")):
         f = facts_learned(kv)
     labels = [t(f"{S}.bar_untrained"), t(f"{S}.bar_trained")]
-    text, values = said(t, f"{S}.claim_glove", held=f["held"], before=f"{f['before']:.1%}",
-                        after=f"{f['after']:.1%}", chance=f"{f['chance']:.0%}")
-    return claim(t, Claim("glove", text, values), lambda: show_plotly(figure_spec(
+    text = t(f"{S}.claim_glove", held=f["held"], before=f"{f['before']:.1%}", after=f"{f['after']:.1%}",
+             chance=f"{f['chance']:.0%}")
+    claim(t, Claim("glove", text), lambda: show_plotly(figure_spec(
         weight_bars, labels, [f["before"], f["after"]], title=t(f"{S}.fig_glove"), highlight=1,
         value_label=t(f"{S}.bar_value"), as_percent=True, y_range=(0.0, 100.0)), key="summary_glove"))
 
@@ -252,23 +284,3 @@ def section_further(t: Translator) -> None:
             pretrained_result(t)
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
-
-
-# ---- the export -------------------------------------------------------------------------------------------------
-
-_MARKUP = re.compile(r"\*\*|\\(?=[\\`*_{}\[\]()#+\-.!|$<>~:^&])")  # bold marks and md_escape's backslashes
-
-
-def claims_table(t: Translator, claims) -> pd.DataFrame:
-    """The claims shown -> one row each: the lesson, the claim as plain text, its values as "name = value; ..."."""
-    return pd.DataFrame({
-        t(f"{S}.col_lesson"): [t(f"nav.{c.section}") for c in claims],
-        t(f"{S}.col_claim"): [_MARKUP.sub("", c.text) for c in claims],
-        t(f"{S}.col_values"): ["; ".join(f"{k} = {_MARKUP.sub('', str(v))}" for k, v in c.values.items())
-                               for c in claims],
-    })
-
-
-def section_download(t: Translator, claims) -> None:
-    """The claims and their numbers as a CSV (BOM, headers in the page's language)."""
-    csv_download(t(f"{S}.download"), claims_table(t, claims), "summary_claims.csv", "summary_csv")

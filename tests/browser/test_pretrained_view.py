@@ -65,7 +65,7 @@ def test_on_a_projector_maps_are_square_labels_large_and_every_key_labelled(scre
     assert canvas["x"] + canvas["width"] <= column["x"] + column["width"] + 1, "the grid runs past the page's column"
     assert heat_key_labels(screen) == TOKENS  # every key token, "it" included
     problems = [p for p in screen.evaluate(CHART_TEXT_PROBLEMS, 2) if p.startswith("L3H1")]
-    assert problems == []
+    assert problems == [], problems
 
 
 def test_normal_mode_keeps_its_smaller_labels(page, app_url):
