@@ -101,6 +101,7 @@ class GenerationServer:
         self._worker: threading.Thread | None = None
         self.decode_steps = 0  # how many decode_step calls the server made (for tests and benches)
         self.prefills = 0
+        self.readers_joined = 0
 
     # ------------------------------------------------------------------ the readers' side
 
@@ -149,6 +150,7 @@ class GenerationServer:
             else:
                 self._flights.move_to_end(request)
             generation.readers.append(reader)
+            self.readers_joined += 1
             return generation
 
     def pending_count(self) -> int:
