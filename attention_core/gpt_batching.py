@@ -1,14 +1,15 @@
 """Serving a class: the same request computed once (single flight), and every student's generation advanced by one
 pass over the weights per step (continuous batching, as serving engines do: a decode step is memory-bound).
 
-    server = GenerationServer(DecodeFunctions(prefill, decode_step, sample))
+    server = GenerationServer(StepFunctions(new_cache, step, sample))
     for token_id, prob in server.stream(GenerationRequest((1, 2, 3), seed=7), cancel=threading.Event()):
         ...
 
 - One worker thread owns the decode loop; it starts with the first request and ends when no request is left (it
   never waits for work). Each loop: drop the generations nobody wants any more (cancel set, or the reader's iterator
-  closed: a stop button, a page change, a session gone), prefill the new requests (each yields its first token
-  then), then ONE `decode_step` for all active sequences.
+  closed: a stop button, a page change, a session gone), admit new requests, then ONE `step` for every sequence:
+  each running one adds its last token, each new one its prompt (up to `prefill_budget` prompt tokens per step;
+  a longer prompt continues at the next step). A sequence whose prompt is complete draws its next token.
 - A request's tokens are drawn with seeds derived from its own seed and the step (`step_seed`), so they do not
   depend on which other requests share the batch.
 - The same request (prompt, settings, seed, length) while it runs or after it finished: the readers share one
@@ -55,17 +56,19 @@ def step_seed(seed: int, step: int) -> int:
 
 
 @dataclass(frozen=True)
-class DecodeFunctions:
+class StepFunctions:
     """The model as the scheduler sees it.
 
-    prefill: prompt ids -> (logits of the last position (V,), its cache); decode_step: (caches, one id per cache) ->
-    (B, V) logits, each cache extended by its id; sample: (logits (V,), request, step) -> (token id, probability).
+    new_cache: expected length -> an empty cache; step: (caches, chunks of ids) -> (B, V) logits of each chunk's
+    last token, each cache extended by its chunk, every sequence in one pass; sample: (logits (V,), request, step)
+    -> (token id, probability); check: request -> None, or raises GenerationError for one the model cannot take.
     """
 
-    prefill: Callable[[list[int]], tuple[np.ndarray, Any]]
-    decode_step: Callable[[list[Any], list[int]], np.ndarray]
+    new_cache: Callable[[int], Any]
+    step: Callable[[list[Any], list[list[int]]], np.ndarray]
     sample: Callable[[np.ndarray, GenerationRequest, int], tuple[int, float]]
     stop_ids: frozenset[int] = frozenset()
+    check: Callable[[GenerationRequest], None] | None = None
 
 
 @dataclass(eq=False)
@@ -85,22 +88,23 @@ class _Generation:
 class _Active:
     generation: _Generation
     cache: Any
-    last_id: int
+    feed: list[int]  # the ids to add at the next step: the prompt (or its rest), then the last token drawn
 
 
 class GenerationServer:
     """Continuous batching plus single flight over one model (thread-safe; one worker thread at most)."""
 
-    def __init__(self, model: DecodeFunctions, *, max_batch: int = 64, max_entries: int = 256,
-                 reader_timeout_s: float = 1.0):
+    def __init__(self, model: StepFunctions, *, max_batch: int = 64, prefill_budget: int = 512,
+                 max_entries: int = 256, reader_timeout_s: float = 1.0):
         self._model = model
-        self._max_batch, self._max_entries, self._reader_timeout_s = max_batch, max_entries, reader_timeout_s
+        self._max_batch, self._prefill_budget = max_batch, prefill_budget
+        self._max_entries, self._reader_timeout_s = max_entries, reader_timeout_s
         self._cond = threading.Condition()
         self._flights: OrderedDict[GenerationRequest, _Generation] = OrderedDict()
         self._pending: list[_Generation] = []
         self._worker: threading.Thread | None = None
-        self.decode_steps = 0  # how many decode_step calls the server made (for tests and benches)
-        self.prefills = 0
+        self.steps = 0  # how many model steps the server made, and how many sequences each had (tests, benches)
+        self.batch_sizes: list[int] = []
         self.readers_joined = 0
 
     # ------------------------------------------------------------------ the readers' side
@@ -108,6 +112,8 @@ class GenerationServer:
     def stream(self, request: GenerationRequest, cancel: threading.Event | None = None
                ) -> Iterator[tuple[int, float]]:
         """-> the request's tokens (token id, probability), as they come; ends early once `cancel` is set."""
+        if cancel is not None and cancel.is_set():
+            return
         gone = threading.Event()  # set when this reader stops reading, however it stops
         generation = self._join(request, gone)
         try:
@@ -154,7 +160,7 @@ class GenerationServer:
             return generation
 
     def pending_count(self) -> int:
-        """-> how many requests wait for their prefill."""
+        """-> how many requests wait to join the batch."""
         with self._cond:
             return len(self._pending)
 
@@ -205,45 +211,65 @@ class GenerationServer:
             self._worker = None  # under the lock: a request arriving from now on starts a new worker
             return True
 
-    def _prefill(self, generation: _Generation) -> _Active | None:
+    def _start(self, generation: _Generation) -> _Active | None:
         request = generation.request
         try:
-            logits, cache = self._model.prefill(list(request.prompt_ids))
-            token, prob = self._model.sample(logits, request, 0)
+            if self._model.check is not None:
+                self._model.check(request)
+            cache = self._model.new_cache(len(request.prompt_ids) + request.max_new_tokens)
         except Exception as exc:  # noqa: BLE001 - the reader gets the message
             self._fail([generation], exc)
             return None
-        self.prefills += 1
-        if self._publish(generation, token, prob):
-            return None
-        return _Active(generation, cache, token)
+        return _Active(generation, cache, list(request.prompt_ids))
+
+    def _chunks(self, active: list[_Active]) -> tuple[list[_Active], list[list[int]]]:
+        """-> the sequences of this step and their ids: every running one, prompts up to the prefill budget."""
+        chosen, chunks, budget = [], [], self._prefill_budget
+        for a in active:
+            if a.generation.tokens:
+                take = len(a.feed)  # the token drawn last
+            else:
+                take = min(len(a.feed), budget)  # the prompt, or as much of it as the budget leaves
+                budget -= take
+                if take == 0:
+                    continue
+            chosen.append(a)
+            chunks.append(a.feed[:take])
+        return chosen, chunks
 
     def _step(self, active: list[_Active]) -> list[_Active]:
+        chosen, chunks = self._chunks(active)
         try:
-            logits = self._model.decode_step([a.cache for a in active], [a.last_id for a in active])
-            self.decode_steps += 1
-            drawn = [self._model.sample(row, a.generation.request, len(a.generation.tokens))
-                     for a, row in zip(active, logits)]
+            logits = self._model.step([a.cache for a in chosen], chunks)
+            self.steps += 1
+            self.batch_sizes.append(len(chosen))
+            drawn = {}
+            for a, chunk, row in zip(chosen, chunks, logits):
+                a.feed = a.feed[len(chunk):]
+                if not a.feed:  # the prompt is complete (or the last token added): draw the next token
+                    drawn[id(a)] = self._model.sample(row, a.generation.request, len(a.generation.tokens))
         except Exception as exc:  # noqa: BLE001
-            self._fail([a.generation for a in active], exc)
-            return []
+            self._fail([a.generation for a in chosen], exc)
+            failed = {id(a) for a in chosen}
+            return [a for a in active if id(a) not in failed]
         still = []
-        for a, (token, prob) in zip(active, drawn):
-            if not self._publish(a.generation, token, prob):
-                a.last_id = token
-                still.append(a)
+        for a in active:
+            if id(a) in drawn:
+                token, prob = drawn[id(a)]
+                if self._publish(a.generation, token, prob):
+                    continue
+                a.feed = [token]
+            still.append(a)
         return still
 
     def _run(self) -> None:
         active: list[_Active] = []
         while True:
             active = self._drop_unwanted(active)
-            # prefill every waiting request (one that arrives meanwhile too) before the next step, up to max_batch
             while (generation := self._admit_one(active)) is not None:
-                joined = self._prefill(generation)
-                if joined is not None:
-                    active.append(joined)
-            active = self._drop_unwanted(active)  # a stop pressed during the prefills counts before the step
+                started = self._start(generation)
+                if started is not None:
+                    active.append(started)
             if active:
                 active = self._step(active)
             elif self._stop_if_idle(active):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attention_core.gpt_batching import (
-    DecodeFunctions, GenerationError, GenerationRequest, GenerationServer, SingleFlight, step_seed,
+    GenerationError, GenerationRequest, GenerationServer, SingleFlight, StepFunctions, step_seed,
 )
 
 VOCAB = 40
@@ -34,46 +34,49 @@ def fake_sample(logits, request, step):
 
 
 class FakeModel:
-    """Counts its calls and the batch sizes; `gate` holds the first prefill until the test releases it."""
+    """A cache is the list of ids so far. Counts prompts started and batch sizes; `gate` holds the first step."""
 
     def __init__(self, step_delay_s=0.0, fail_at_step=None, fail_prompt=None, stop_ids=frozenset()):
-        self.prefill_calls, self.batch_sizes = 0, []
+        self.prompts_started, self.batch_sizes = 0, []
         self.gate = threading.Event()
         self.gate.set()
         self.step_delay_s, self.fail_at_step, self.fail_prompt = step_delay_s, fail_at_step, fail_prompt
         self.stop_ids = stop_ids
 
-    def prefill(self, ids):
-        self.gate.wait(10)
-        self.prefill_calls += 1
-        if self.fail_prompt is not None and tuple(ids) == self.fail_prompt:
-            raise ValueError("this prompt breaks the fake model\nsecond line of a traceback-like text")
-        return fake_logits(ids), list(ids)
+    def new_cache(self, expected_length):
+        return []
 
-    def decode_step(self, caches, next_ids):
+    def check(self, request):
+        if self.fail_prompt is not None and request.prompt_ids == self.fail_prompt:
+            raise ValueError("this prompt breaks the fake model\nsecond line of a traceback-like text")
+
+    def step(self, caches, chunks):
+        self.gate.wait(10)
         self.batch_sizes.append(len(caches))
+        self.prompts_started += sum(1 for cache in caches if not cache)
         if self.fail_at_step is not None and len(self.batch_sizes) == self.fail_at_step:
             raise MemoryError("the fake model ran out of memory")
         if self.step_delay_s:
             time.sleep(self.step_delay_s)
-        for cache, token in zip(caches, next_ids):
-            cache.append(token)
+        for cache, chunk in zip(caches, chunks):
+            cache.extend(chunk)
         return np.stack([fake_logits(cache) for cache in caches])
 
     def functions(self):
-        return DecodeFunctions(self.prefill, self.decode_step, fake_sample, frozenset(self.stop_ids))
+        return StepFunctions(self.new_cache, self.step, fake_sample, frozenset(self.stop_ids), self.check)
 
 
 def one_at_a_time(model: FakeModel, request: GenerationRequest):
-    """The reference: prefill, then one decode_step per token for this request alone."""
-    logits, cache = model.prefill(list(request.prompt_ids))
+    """The reference: the whole prompt in one step, then one step per token, for this request alone."""
+    cache = model.new_cache(0)
+    logits = model.step([cache], [list(request.prompt_ids)])[0]
     out = []
     for step in range(request.max_new_tokens):
         token, prob = fake_sample(logits, request, step)
         out.append((token, prob))
         if token in model.stop_ids:
             break
-        logits = model.decode_step([cache], [token])[0]
+        logits = model.step([cache], [[token]])[0]
     return out
 
 
@@ -102,14 +105,15 @@ def requests(n, max_new_tokens=12):
 
 
 def run_together(server, model, reqs, cancels=None):
-    """Start every reader while the first prefill is held, so all of them join one batch."""
+    """Start every reader while the first step is held, so all of them are in the second step."""
     model.gate.clear()
     results = [None] * len(reqs)
     threads = [threading.Thread(target=read_all, args=(server, r, results, i, cancels and cancels[i]))
                for i, r in enumerate(reqs)]
     for t in threads:
         t.start()
-    wait_for(lambda: server.readers_joined == len(reqs))  # the first request's prefill waits at the gate
+    asking = len(reqs) - sum(c.is_set() for c in cancels or [])  # a reader cancelled before it asks never joins
+    wait_for(lambda: server.readers_joined == asking)  # the first step waits at the gate
     model.gate.set()
     for t in threads:
         t.join(10)
@@ -118,15 +122,16 @@ def run_together(server, model, reqs, cancels=None):
 
 # ---------------------------------------------------------------- batching
 
-def test_batched_results_equal_one_at_a_time_with_one_decode_step_per_token_for_everyone():
+def test_batched_results_equal_one_at_a_time_with_one_step_per_token_for_everyone():
     model = FakeModel()
     server = GenerationServer(model.functions())
     reqs = requests(8)
     results = run_together(server, model, reqs)
     reference_model = FakeModel()
     assert results == [one_at_a_time(reference_model, r) for r in reqs]
-    assert model.batch_sizes[0] == 8  # every sequence in the first step
-    assert server.decode_steps == 12 - 1  # one step per token after the first, for all 8 together
+    # the first step (held at the gate) has those that had arrived; every later step all 8 until they finish:
+    # 12 or 13 steps for 8 x 12 tokens, where one at a time would take 8 x 12
+    assert model.batch_sizes[1:12] == [8] * 11 and server.steps in (12, 13)
     wait_for(lambda: not server.running())
     assert generation_threads() == []
 
@@ -138,7 +143,7 @@ def test_a_request_joins_a_running_batch_and_the_results_do_not_depend_on_the_ba
     results = [None, None]
     first = threading.Thread(target=read_all, args=(server, long, results, 0))
     first.start()
-    wait_for(lambda: server.decode_steps >= 3)
+    wait_for(lambda: server.steps >= 3)
     read_all(server, late, results, 1)
     first.join(10)
     assert max(model.batch_sizes) == 2  # the late request ran inside the long one's batch
@@ -176,10 +181,10 @@ def test_forty_readers_of_the_same_request_share_one_generation():
     server = GenerationServer(model.functions())
     request = requests(1, max_new_tokens=10)[0]
     results = run_together(server, model, [request] * 40)
-    assert model.prefill_calls == 1 and server.decode_steps == 9
+    assert model.prompts_started == 1 and model.batch_sizes == [1] * 10
     assert all(r == results[0] for r in results) and len(results[0]) == 10
     list(server.stream(request))  # finished: served from the LRU
-    assert model.prefill_calls == 1
+    assert model.prompts_started == 1
 
 
 def test_single_flight_computes_once_under_concurrent_callers_and_retries_failures():
@@ -224,14 +229,14 @@ def test_cancel_stops_within_one_step_and_the_worker_ends(how):
     stream = server.stream(GenerationRequest((1, 2, 3), max_new_tokens=10_000), cancel)
     for _ in range(3):
         next(stream)
-    steps_at_cancel = server.decode_steps
+    steps_at_cancel = server.steps
     if how == "event":
         cancel.set()
         assert list(stream) == []  # nothing more once cancel is set
     else:
         stream.close()  # the page changed: the script thread dropped its iterator
     wait_for(lambda: not server.running())
-    assert server.decode_steps - steps_at_cancel <= 1
+    assert server.steps - steps_at_cancel <= 1
     assert generation_threads() == []
 
 
@@ -240,11 +245,11 @@ def test_cancelling_one_reader_keeps_the_others_generation():
     server = GenerationServer(model.functions())
     reqs = requests(3, max_new_tokens=15)
     cancels = [threading.Event() for _ in reqs]
-    cancels[1].set()  # gone before its first token
+    cancels[1].set()  # gone before it asked
     results = run_together(server, model, reqs, cancels)
     assert results[1] == []
     assert results[0] == one_at_a_time(FakeModel(), reqs[0]) and results[2] == one_at_a_time(FakeModel(), reqs[2])
-    assert max(model.batch_sizes) == 2
+    assert max(model.batch_sizes) == 2 and model.prompts_started == 2
 
 
 def test_waiting_readers_do_not_spin():
