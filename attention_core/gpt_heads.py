@@ -168,3 +168,14 @@ def gpt_forward(weights):
         return out.attention, out.logits
 
     return forward
+
+
+def held_out_head(picking, scoring):
+    """picking: (S1, L, H), scoring: (S2, L, H) per-sequence scores -> head_stats.HeldOut: the head with the best
+    mean on the picking sequences, and its mean on the scoring ones."""
+    from attention_core import head_stats
+
+    picking, scoring = np.asarray(picking, dtype=np.float64), np.asarray(scoring, dtype=np.float64)
+    both = np.moveaxis(np.concatenate([picking, scoring]), 0, -1)  # (L, H, S1 + S2)
+    s1 = picking.shape[0]
+    return head_stats.pick_on_score_on(both, range(s1), range(s1, s1 + scoring.shape[0]))
