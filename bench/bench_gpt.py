@@ -117,9 +117,11 @@ def run_students(server, requests) -> list[dict]:
     threads = [threading.Thread(target=student, args=(i, r)) for i, r in enumerate(requests)]
     for t in threads:
         t.start()
+    cpu = time.process_time()
     start.wait()
     for t in threads:
         t.join()
+    rows[0]["process_cpu_s"] = time.process_time() - cpu  # every thread of the process: the worker's steps mostly
     return rows
 
 
@@ -130,7 +132,8 @@ def bench_one(tokens: int) -> None:
     request = GenerationRequest(tuple(tokenizer.encode("The capital of France is")), seed=1, max_new_tokens=tokens)
     row = run_students(server, [request])[0]
     print(f"one: one student, {tokens} tokens: first token {row['first_s'] * 1000:.0f} ms, all in "
-          f"{row['finish_s']:.2f} s = {tokens / row['finish_s']:.1f} tokens/s  [{load_line()}]", flush=True)
+          f"{row['finish_s']:.2f} s = {tokens / row['finish_s']:.1f} tokens/s; process CPU {row['process_cpu_s']:.2f} s "
+          f"= {tokens / row['process_cpu_s']:.1f} tokens per CPU second  [{load_line()}]", flush=True)
 
 
 def bench_same(students: int, tokens: int) -> None:
@@ -142,8 +145,8 @@ def bench_same(students: int, tokens: int) -> None:
     rows = run_students(server, [request] * students)
     print(f"same: {students} students, the same prompt and settings: {server.steps} model steps, batch sizes "
           f"{sorted(set(server.batch_sizes))} (1 = computed once); first token s "
-          f"{percentiles([r['first_s'] for r in rows])}; finish s {percentiles([r['finish_s'] for r in rows])}  "
-          f"[{load_line()}]", flush=True)
+          f"{percentiles([r['first_s'] for r in rows])}; finish s {percentiles([r['finish_s'] for r in rows])}; "
+          f"process CPU {rows[0]['process_cpu_s']:.2f} s  [{load_line()}]", flush=True)
 
 
 def bench_class(students: int, tokens: int) -> None:
@@ -159,7 +162,8 @@ def bench_class(students: int, tokens: int) -> None:
     print(f"class: {students} students, {tokens} tokens from {students} different prompts "
           f"({sum(len(r.prompt_ids) for r in requests)} prompt tokens): first token s {percentiles(firsts)}; "
           f"finish s {percentiles(finishes)}; {server.steps} model steps (batch sizes max {max(server.batch_sizes)}), "
-          f"{students * tokens / wall:.1f} tokens/s in all  [{load_line()}]", flush=True)
+          f"{students * tokens / wall:.1f} tokens/s in all; process CPU {rows[0]['process_cpu_s']:.2f} s  "
+          f"[{load_line()}]", flush=True)
 
 
 def smaps_mb() -> dict:
