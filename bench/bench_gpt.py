@@ -108,10 +108,11 @@ def run_students(server, requests) -> list[dict]:
 
     def student(i, request):
         start.wait()
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         for k, _ in enumerate(server.stream(request)):
             if k == 0:
                 rows[i]["first_s"] = time.perf_counter() - t0
+                rows[i]["first_cpu_s"] = time.process_time() - cpu0  # the process's CPU until then, all threads
         rows[i]["finish_s"] = time.perf_counter() - t0
 
     threads = [threading.Thread(target=student, args=(i, r)) for i, r in enumerate(requests)]
@@ -161,7 +162,8 @@ def bench_class(students: int, tokens: int) -> None:
     firsts, finishes = [r["first_s"] for r in rows], [r["finish_s"] for r in rows]
     print(f"class: {students} students, {tokens} tokens from {students} different prompts "
           f"({sum(len(r.prompt_ids) for r in requests)} prompt tokens): first token s {percentiles(firsts)}; "
-          f"finish s {percentiles(finishes)}; {server.steps} model steps (batch sizes max {max(server.batch_sizes)}), "
+          f"finish s {percentiles(finishes)}; process CPU until the first token s "
+          f"{percentiles([r['first_cpu_s'] for r in rows])}; {server.steps} model steps (batch sizes max {max(server.batch_sizes)}), "
           f"{students * tokens / wall:.1f} tokens/s in all; process CPU {rows[0]['process_cpu_s']:.2f} s  "
           f"[{load_line()}]", flush=True)
 
