@@ -43,11 +43,13 @@ class FakeModel:
         self.gate.set()
         self.step_delay_s, self.fail_at_step, self.fail_prompt = step_delay_s, fail_at_step, fail_prompt
         self.stop_ids = stop_ids
+        self.checked = []
 
     def new_cache(self, expected_length):
         return []
 
     def check(self, request):
+        self.checked.append(request)
         if self.fail_prompt is not None and request.prompt_ids == self.fail_prompt:
             raise ValueError("this prompt breaks the fake model\nsecond line of a traceback-like text")
 
@@ -291,6 +293,21 @@ def test_a_failing_prompt_fails_alone_with_one_line():
 def test_bad_requests_are_refused_with_a_message(kwargs):
     with pytest.raises(GenerationError):
         GenerationRequest(**kwargs)
+
+
+def test_the_pages_stream_generation_passes_every_setting_through(monkeypatch):
+    from ui import gpt_serving
+
+    model = FakeModel()
+    monkeypatch.setattr(gpt_serving, "generation_server", lambda: GenerationServer(model.functions()))
+    got = list(gpt_serving.stream_generation([4, 5, 6], temperature=0.4, top_k=7, top_p=0.8, seed=12,
+                                             max_new_tokens=5))
+    expected = GenerationRequest((4, 5, 6), temperature=0.4, top_k=7, top_p=0.8, seed=12, max_new_tokens=5)
+    assert model.checked == [expected]  # every setting reached the model's request unchanged
+    assert got == one_at_a_time(FakeModel(), expected) and len(got) == 5
+    cancel = threading.Event()
+    cancel.set()
+    assert list(gpt_serving.stream_generation([4], cancel=cancel)) == []
 
 
 # ---------------------------------------------------------------- the real model
