@@ -75,13 +75,14 @@ class StepFunctions:
 class _Generation:
     request: GenerationRequest
     tokens: list[tuple[int, float]] = field(default_factory=list)
-    readers: list[threading.Event] = field(default_factory=list)
+    readers: list[tuple[threading.Event, threading.Event | None]] = field(default_factory=list)  # (gone, cancel)
     done: bool = False
     dropped: bool = False
     error: str | None = None
 
     def wanted(self) -> bool:
-        return any(not r.is_set() for r in self.readers)
+        """-> whether a reader still reads: its iterator open and its cancel (if any) not set."""
+        return any(not gone.is_set() and not (cancel is not None and cancel.is_set()) for gone, cancel in self.readers)
 
 
 @dataclass(eq=False)
@@ -96,6 +97,8 @@ class GenerationServer:
 
     def __init__(self, model: StepFunctions, *, max_batch: int = 64, prefill_budget: int = 512,
                  max_entries: int = 256, reader_timeout_s: float = 1.0):
+        if max_batch < 1 or prefill_budget < 1:
+            raise ValueError(f"max_batch and prefill_budget must be >= 1, got {max_batch}, {prefill_budget}")
         self._model = model
         self._max_batch, self._prefill_budget = max_batch, prefill_budget
         self._max_entries, self._reader_timeout_s = max_entries, reader_timeout_s
@@ -115,7 +118,7 @@ class GenerationServer:
         if cancel is not None and cancel.is_set():
             return
         gone = threading.Event()  # set when this reader stops reading, however it stops
-        generation = self._join(request, gone)
+        generation = self._join(request, gone, cancel)
         try:
             seen = 0
             while True:
@@ -139,7 +142,7 @@ class GenerationServer:
             with self._cond:
                 self._cond.notify_all()
 
-    def _join(self, request: GenerationRequest, reader: threading.Event) -> _Generation:
+    def _join(self, request: GenerationRequest, gone: threading.Event, cancel: threading.Event | None) -> _Generation:
         with self._cond:
             generation = self._flights.get(request)
             if generation is not None and (generation.dropped or generation.error is not None):
@@ -155,7 +158,7 @@ class GenerationServer:
                     self._worker.start()
             else:
                 self._flights.move_to_end(request)
-            generation.readers.append(reader)
+            generation.readers.append((gone, cancel))
             self.readers_joined += 1
             return generation
 
@@ -264,16 +267,22 @@ class GenerationServer:
 
     def _run(self) -> None:
         active: list[_Active] = []
-        while True:
-            active = self._drop_unwanted(active)
-            while (generation := self._admit_one(active)) is not None:
-                started = self._start(generation)
-                if started is not None:
-                    active.append(started)
-            if active:
-                active = self._step(active)
-            elif self._stop_if_idle(active):
-                return
+        try:
+            while True:
+                active = self._drop_unwanted(active)
+                while (generation := self._admit_one(active)) is not None:
+                    started = self._start(generation)
+                    if started is not None:
+                        active.append(started)
+                if active:
+                    active = self._step(active)
+                elif self._stop_if_idle(active):
+                    return
+        except BaseException as exc:  # the worker itself broke: every reader hears it, the next request restarts it
+            with self._cond:
+                pending, self._pending, self._worker = self._pending, [], None
+            self._fail([a.generation for a in active] + pending, exc)
+            raise
 
 
 class SingleFlight:

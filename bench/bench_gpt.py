@@ -96,9 +96,12 @@ def bench_steps(repeats: int) -> None:
           f"{(time.thread_time() - cpu) * 1000:.0f} ms, wall {(time.perf_counter() - wall) * 1000:.0f} ms", flush=True)
 
 
+MAX_BATCH = [64]  # --max-batch: 1 serves one student at a time (the "before" of batching)
+
+
 def new_server():
     from attention_core.gpt_batching import GenerationServer, gpt_step_functions
-    return GenerationServer(gpt_step_functions(model()[0]))
+    return GenerationServer(gpt_step_functions(model()[0]), max_batch=MAX_BATCH[0])
 
 
 def run_students(server, requests) -> list[dict]:
@@ -227,6 +230,7 @@ def main() -> None:
     ap.add_argument("--students", type=int, default=40)
     ap.add_argument("--tokens", type=int, default=20)
     ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (the app runs 1; the machine has 2 cores)")
+    ap.add_argument("--max-batch", type=int, default=64, help="sequences per step (1 = one student at a time)")
     ap.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memory_child:
@@ -234,7 +238,8 @@ def main() -> None:
             memory_child(*args.memory_child)
         return
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    print(f"bench_gpt: {load_line()}, BLAS threads {args.blas_threads}", flush=True)
+    MAX_BATCH[0] = args.max_batch
+    print(f"bench_gpt: {load_line()}, BLAS threads {args.blas_threads}, max batch {args.max_batch}", flush=True)
     with limit_blas(args.blas_threads):
         model()
         for part in parts:

@@ -224,7 +224,7 @@ def test_single_flight_computes_once_under_concurrent_callers_and_retries_failur
 
 # ---------------------------------------------------------------- cancel, threads, errors
 
-@pytest.mark.parametrize("how", ["event", "close"])
+@pytest.mark.parametrize("how", ["event", "event_unread", "close"])
 def test_cancel_stops_within_one_step_and_the_worker_ends(how):
     model = FakeModel(step_delay_s=0.005)
     server = GenerationServer(model.functions())
@@ -236,6 +236,8 @@ def test_cancel_stops_within_one_step_and_the_worker_ends(how):
     if how == "event":
         cancel.set()
         assert list(stream) == []  # nothing more once cancel is set
+    elif how == "event_unread":
+        cancel.set()  # Stop pressed; the iterator is neither read nor closed (the script is still elsewhere)
     else:
         stream.close()  # the page changed: the script thread dropped its iterator
     wait_for(lambda: not server.running())
@@ -276,6 +278,29 @@ def test_a_failing_step_reaches_every_reader_as_a_message_and_is_tried_again():
     wait_for(lambda: not server.running())
     assert generation_threads() == []
     assert list(server.stream(reqs[0])) == one_at_a_time(FakeModel(), reqs[0])  # not cached as a failure
+
+
+class WorkerKilled(BaseException):
+    """Not an Exception: what a KeyboardInterrupt or SystemExit inside the worker would be."""
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_broken_worker_tells_its_readers_and_the_next_request_starts_a_new_one():
+    model = FakeModel()
+    calls = []
+
+    def step(caches, chunks):
+        calls.append(1)
+        if len(calls) == 2:
+            raise WorkerKilled("stopped")
+        return model.step(caches, chunks)
+
+    server = GenerationServer(dataclasses.replace(model.functions(), step=step))
+    request = requests(1)[0]
+    with pytest.raises(GenerationError, match="WorkerKilled: stopped"):
+        list(server.stream(request))
+    wait_for(lambda: not server.running() and generation_threads() == [])  # the thread itself has ended
+    assert len(list(server.stream(request))) == request.max_new_tokens
 
 
 def test_a_failing_prompt_fails_alone_with_one_line():
