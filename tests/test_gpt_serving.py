@@ -153,6 +153,20 @@ def test_a_request_joins_a_running_batch_and_the_results_do_not_depend_on_the_ba
     assert results == [one_at_a_time(FakeModel(), long), one_at_a_time(FakeModel(), late)]
 
 
+def test_prompts_longer_than_the_prefill_budget_continue_at_the_next_step():
+    model = FakeModel()
+    chunk_sizes = []
+    step = model.step
+    model.step = lambda caches, chunks: (chunk_sizes.append([len(c) for c in chunks]), step(caches, chunks))[1]
+    server = GenerationServer(model.functions(), prefill_budget=3)
+    reqs = [GenerationRequest(tuple(range(20, 27)), seed=4, max_new_tokens=3),
+            GenerationRequest((8, 9), seed=5, max_new_tokens=3)]
+    results = run_together(server, model, reqs)
+    assert results == [one_at_a_time(FakeModel(), r) for r in reqs]
+    assert all(sum(sizes) <= 3 + len(sizes) for sizes in chunk_sizes)  # prompt tokens within the budget
+    assert [7] not in chunk_sizes and max(max(sizes) for sizes in chunk_sizes) == 3
+
+
 def test_a_stop_token_ends_the_generation_and_is_the_last_token():
     model = FakeModel(stop_ids={STOP})
     server = GenerationServer(model.functions())
