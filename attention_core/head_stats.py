@@ -17,7 +17,7 @@ API
   head's score: the distribution, its mean, its 95th percentile and the share of draws reaching ``observed``.
 - ``rule_baseline(picks, answers) -> Count``: how often a fixed rule (the first noun, the previous word, the
   subject, ...) names the answer; ``first_of(candidates)``, ``previous_word(sources)`` make such picks.
-- ``head_name(index) -> "L{layer}H{head}"`` for an (L, H) index.
+- ``head_name(index) -> "L{layer}H{head}"`` for an (L, H) index ("H{head}" for a flat one).
 """
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ def split(items_or_n, pick_fraction: float = 0.5, strata: Sequence | None = None
 
 
 def head_name(index) -> str:
-    """(layer, head) -> 'L{layer}H{head}'."""
+    """(layer, head) -> 'L{layer}H{head}'; (head,) -> 'H{head}'."""
+    if len(index) == 1:
+        return f"H{int(index[0])}"
     layer, head = index
     return f"L{int(layer)}H{int(head)}"
 

@@ -40,11 +40,8 @@ class SpannedSentence:
 
 @dataclass(frozen=True)
 class KindScores:
-    """A kind of head over an annotated set: mean weight (L, H) of the pairs, and accuracy (L, H).
-
-    Accuracy: the share of pairs whose target gets the most weight among the sentence's other words (the source
-    word and [CLS]/[SEP] are not candidates). None for the sink, where the target is [CLS] itself.
-    """
+    """A kind of head over an annotated set: mean weight (L, H) over its items, accuracy (L, H) (None for the sink,
+    where the target is [CLS] itself), and the number of items."""
 
     mean_weight: np.ndarray
     accuracy: np.ndarray | None
@@ -97,13 +94,6 @@ def rank_heads(weights, source: Span, target: Span) -> list[HeadWeight]:
     return [HeadWeight(int(l), int(h), float(per_head[l, h])) for l, h in order]
 
 
-def best_head(scores) -> HeadWeight:
-    """scores: (L, H) -> the head with the highest score (the first in layer, head order on ties)."""
-    scores = np.asarray(scores)
-    layer, head = np.unravel_index(int(np.argmax(scores)), scores.shape)
-    return HeadWeight(int(layer), int(head), float(scores[layer, head]))
-
-
 def _check_span(span: Span, n: int) -> None:
     first, stop = span
     if not 0 <= first < stop <= n:
@@ -141,12 +131,6 @@ def sink_outcomes(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedS
     if not weights:
         raise ValueError("the sentences hold no words")
     return np.stack(weights, axis=-1), np.array(owner)
-
-
-def pair_scores(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]) -> KindScores:
-    """S arrays (L, H, n_s, n_s), S sentences -> KindScores: mean weight and accuracy (L, H) over all their pairs."""
-    hits, weights, _ = pair_outcomes(attentions, sentences)
-    return KindScores(weights.mean(axis=-1), hits.mean(axis=-1), weights.shape[-1])
 
 
 def sink_scores(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]) -> KindScores:

@@ -10,11 +10,14 @@ FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top
 t = translator()
 page_header(t, "summary", FORMULA)
 kv = glove_vectors(t)  # two claims use the GloVe vectors; without them the page says so once and shows the rest
-summary.section_rnn(t, kv)
-summary.section_qkv(t)
-summary.section_self_attention(t)
-summary.section_scaling(t)
-summary.section_causal(t)
-summary.section_learned(t, kv)
+claims = [
+    summary.section_rnn(t, kv),
+    summary.section_qkv(t),
+    summary.section_self_attention(t),
+    summary.section_scaling(t),
+    summary.section_causal(t),
+    summary.section_learned(t, kv),
+]
+summary.section_download(t, claims)
 st.divider()
 summary.section_further(t)

@@ -203,4 +203,4 @@ def test_rule_baselines_against_a_loop():
 
 
 def test_head_name():
-    assert hs.head_name((2, 9)) == "L2H9"
+    assert hs.head_name((2, 9)) == "L2H9" and hs.head_name((4,)) == "H4"

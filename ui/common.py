@@ -112,7 +112,9 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
     """Ask locales' ``<section>.predict_q`` with options ``predict_1..n``; True once the learner has answered.
 
     ``values`` fill the question's texts (a page whose question names the learner's own words). The page shows the
-    figure that settles the question only after this returns True.
+    figure that settles the question only after this returns True. The answer lasts for the session
+    (``persist_state="session"``): a run that does not draw the question (a sentence the page cannot read) or a visit
+    to another page does not erase it.
     """
     def say(k: str) -> str:
         return t(k, **values)
@@ -126,6 +128,7 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
             index=None,
             format_func=lambda i: say(f"{section}.predict_{i}"),
             key=key,
+            persist_state="session",
         )
         if choice is None:
             st.caption(t("common.predict_hint"))

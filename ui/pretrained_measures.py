@@ -101,7 +101,7 @@ def winograd_part(t, study: PairStudy) -> None:
     st.markdown(t(f"{S}.wino_half", half=study.half_cells, same=study.same_noun_heads, heads=study.accuracy.size))
     beyond = study.chance.p_value < 0.05 and study.held_out.held_out_count.interval[0] > 0.5
     st.markdown(f"**{t(f'{S}.verdict_beyond' if beyond else f'{S}.verdict_chance', **values)}**")
-    explanation(t(f"{S}.verdict_limits"))
+    explanation(t(f"{S}.verdict_limits", **values))
 
 
 # ---------------------------------------------------------------- the catalogue

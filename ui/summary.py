@@ -9,9 +9,11 @@ Lesson 8's model is never needed here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attention_core.causal import RANDOM_DIM, causal_vs_bidirectional, mask_facts, random_word_vectors
@@ -29,7 +31,7 @@ from charts.qkv import blend_bar
 from charts.rnn import influence_chart
 from charts.scaling import sweep_figure
 from ui import self_attention as lesson3
-from ui.common import heatmap_axes, md_escape
+from ui.common import csv_download, heatmap_axes, md_escape
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.i18n import Translator, sci
@@ -125,96 +127,120 @@ def facts_learned(_kv) -> dict:
 class Claim:
     section: str  # the lesson's section: its link and its number
     text: str  # the claim in one line, with its numbers
+    values: dict = field(default_factory=dict)  # the numbers (and words) formatted into the text, by name
 
 
-def claim(t: Translator, item: Claim, draw) -> None:
-    """One claim: its line, the figure that backs it (``draw()``), and the link to its lesson."""
+def said(t: Translator, key: str, **values) -> tuple[str, dict]:
+    """-> (the text of ``key`` with ``values``, the values): a claim keeps its numbers for the CSV."""
+    return t(key, **values), values
+
+
+def claim(t: Translator, item: Claim, draw) -> Claim:
+    """One claim: its line, the figure that backs it (``draw()``), and the link to its lesson; -> the claim."""
     with st.container(border=True, key=f"summary_claim_{item.section}"):
         st.markdown(item.text)
         draw()
         st.page_link(LESSON_FILES[item.section], label=t(f"{S}.link", lesson=t(f"nav.{item.section}")),
                      icon=":material/arrow_forward:")
+    return item
 
 
-def needs_vectors(t: Translator, section: str) -> None:
+def needs_vectors(t: Translator, section: str) -> Claim:
     """A claim that needs the GloVe vectors, when they are missing (the page's one error message says why)."""
     with st.container(border=True, key=f"summary_claim_{section}"):
         st.markdown(t(f"{S}.claim_{section}_short"))
         st.caption(t(f"{S}.needs_vectors"))
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
+    return Claim(section, t(f"{S}.claim_{section}_short"))
 
 
-def section_rnn(t: Translator, kv) -> None:
+def section_rnn(t: Translator, kv) -> Claim:
     if kv is None:
-        needs_vectors(t, "rnn")
-        return
+        return needs_vectors(t, "rnn")
     f = facts_rnn(kv)
     p = f["profile"]
     names = {"rnn": t("rnn.fig1_rnn"), "attention": t("rnn.fig1_attention"), "x": t("rnn.fig1_x"),
              "y": t("rnn.fig1_y"), "steps": t("rnn.fig1_steps")}
-    text = t(f"{S}.claim_rnn", hidden=RNN_SETTING["hidden"], n=f["n"], ratio=sci(f["ratio"]), rnn_steps=f["steps"]["rnn"],
-             att_steps=f["steps"]["attention"])
-    claim(t, Claim("rnn", text), lambda: show_plotly(figure_spec(
+    text, values = said(t, f"{S}.claim_rnn", hidden=RNN_SETTING["hidden"], n=f["n"], ratio=sci(f["ratio"]),
+                        rnn_steps=f["steps"]["rnn"], att_steps=f["steps"]["attention"])
+    return claim(t, Claim("rnn", text, values), lambda: show_plotly(figure_spec(
         influence_chart, f["known"], p.rnn_norm, p.attention_norm, p.rnn_steps, p.attention_steps, names,
         title=t(f"{S}.fig_rnn")), key="summary_rnn"))
 
 
-def section_qkv(t: Translator) -> None:
+def section_qkv(t: Translator) -> Claim:
     f = facts_qkv()
     lib, found = f["lib"], f["found"]
     titles = [b.title[t.lang] for b in lib.books]
-    text = t(f"{S}.claim_qkv", query=md_escape(lib.queries[0].text[t.lang]), book=md_escape(titles[f["best"]]),
-             share=f"{f['share']:.1%}", books=f["books_used"], n=len(titles))
-    claim(t, Claim("qkv", text), lambda: show_plotly(figure_spec(
+    text, values = said(t, f"{S}.claim_qkv", query=md_escape(lib.queries[0].text[t.lang]),
+                        book=md_escape(titles[f["best"]]), share=f"{f['share']:.1%}", books=f["books_used"],
+                        n=len(titles))
+    return claim(t, Claim("qkv", text, values), lambda: show_plotly(figure_spec(
         blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"), t("qkv.output"), t("qkv.share"),
         title=t(f"{S}.fig_qkv")), key="summary_qkv"))
 
 
-def section_self_attention(t: Translator) -> None:
+def section_self_attention(t: Translator) -> Claim:
     f = facts_self_attention(t.lang)
     preset = f["preset"]
-    text = t(f"{S}.claim_self_attention", n=f["n"], pairs=f["pairs"], pronoun=preset.tokens[preset.pronoun],
-             target=preset.tokens[f["target"]], share=f"{f['share']:.1%}")
-    claim(t, Claim("self_attention", text), lambda: show_plotly(lesson3.heat(
+    text, values = said(t, f"{S}.claim_self_attention", n=f["n"], pairs=f["pairs"],
+                        pronoun=preset.tokens[preset.pronoun], target=preset.tokens[f["target"]],
+                        share=f"{f['share']:.1%}")
+    return claim(t, Claim("self_attention", text, values), lambda: show_plotly(lesson3.heat(
         f["weights"], preset.tokens, preset.pronoun, title=t(f"{S}.fig_self_attention"),
         value_label=t("common.weight"), axis_titles=heatmap_axes(t)), key="summary_self_attention"))
 
 
-def section_scaling(t: Translator) -> None:
+def section_scaling(t: Translator) -> Claim:
     f = facts_scaling()
-    text = t(f"{S}.claim_scaling", d=f["d_max"], unscaled=f"{f['unscaled']:.3f}", scaled=f"{f['scaled']:.3f}",
-             keys=TABLE_KEYS, uniform=f"{1 / TABLE_KEYS:.3f}")
+    text, values = said(t, f"{S}.claim_scaling", d=f["d_max"], unscaled=f"{f['unscaled']:.3f}",
+                        scaled=f"{f['scaled']:.3f}", keys=TABLE_KEYS, uniform=f"{1 / TABLE_KEYS:.3f}")
     labels = {name: t(f"scaling.{key}") for name, key in (
         ("var", "chart_var"), ("max", "chart_max"), ("entropy", "chart_entropy"), ("jacobian", "chart_jacobian"),
         ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
         ("uniform", "uniform"), ("d", "col_d"))}
-    claim(t, Claim("scaling", text), lambda: show_plotly(figure_spec(sweep_figure, f["table"], labels, TABLE_KEYS),
-                                                         key="summary_scaling"))
+    return claim(t, Claim("scaling", text, values), lambda: show_plotly(
+        figure_spec(sweep_figure, f["table"], labels, TABLE_KEYS), key="summary_scaling"))
 
 
-def section_causal(t: Translator) -> None:
+def section_causal(t: Translator) -> Claim:
     f = facts_causal()
     causal = f["results"]["causal"]
-    text = t(f"{S}.claim_causal", masked=f["masked"], above=f"{f['causal_max_above']:g}",
-             first=f"{f['first_self']:.0%}", dim=RANDOM_DIM, seed=CAUSAL_SEED)
-    claim(t, Claim("causal", text), lambda: show_plotly(figure_spec(
+    text, values = said(t, f"{S}.claim_causal", masked=f["masked"], above=f"{f['causal_max_above']:g}",
+                        first=f"{f['first_self']:.0%}", dim=RANDOM_DIM, seed=CAUSAL_SEED)
+    return claim(t, Claim("causal", text, values), lambda: show_plotly(figure_spec(
         weights_heatmap, causal.weights, f["words"], title=t(f"{S}.fig_causal"), hidden=~causal.mask,
         value_label=t("common.weight"), highlight_row=0, axis_titles=heatmap_axes(t)), key="summary_causal"))
 
 
-def section_learned(t: Translator, kv) -> None:
+def section_learned(t: Translator, kv) -> Claim:
     if kv is None:
-        needs_vectors(t, "glove")
-        return
+        return needs_vectors(t, "glove")
     with st.spinner(t(f"{S}.training")):
         f = facts_learned(kv)
     labels = [t(f"{S}.bar_untrained"), t(f"{S}.bar_trained")]
-    text = t(f"{S}.claim_glove", held=f["held"], before=f"{f['before']:.1%}", after=f"{f['after']:.1%}",
-             chance=f"{f['chance']:.0%}")
-    claim(t, Claim("glove", text), lambda: show_plotly(figure_spec(
+    text, values = said(t, f"{S}.claim_glove", held=f["held"], before=f"{f['before']:.1%}",
+                        after=f"{f['after']:.1%}", chance=f"{f['chance']:.0%}")
+    return claim(t, Claim("glove", text, values), lambda: show_plotly(figure_spec(
         weight_bars, labels, [f["before"], f["after"]], title=t(f"{S}.fig_glove"), highlight=1,
         value_label=t(f"{S}.bar_value"), as_percent=True, y_range=(0.0, 100.0)), key="summary_glove"))
+
+
+def pretrained_result(t: Translator) -> None:
+    """Lesson 8's result with its live figures (held-out counts from ui.pretrained.measures); nothing without the
+    model package (lesson 8 says how to install it)."""
+    from attention_core.pretrained import ModelUnavailable
+    from ui.pretrained import measures
+
+    try:
+        found = measures()
+    except ModelUnavailable:
+        return
+    agreement, winograd = found.agreement.held_out.held_out_count, found.winograd.held_out.held_out_count
+    st.markdown(t(f"{S}.further_pretrained_result", agr_k=agreement.k, agr_n=agreement.n,
+                  agr_pairs=found.agreement.pairs, wino_k=winograd.k, wino_n=winograd.n,
+                  wino_pairs=found.winograd.pairs, chance=f"{found.winograd.chance.mean:.0%}"))
 
 
 def section_further(t: Translator) -> None:
@@ -222,5 +248,27 @@ def section_further(t: Translator) -> None:
     st.subheader(t(f"{S}.further_title"))
     for section in FURTHER:
         st.markdown(t(f"{S}.further_{section}"))
+        if section == "pretrained":
+            pretrained_result(t)
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
+
+
+# ---- the export -------------------------------------------------------------------------------------------------
+
+_MARKUP = re.compile(r"\*\*|\\(?=[\\`*_{}\[\]()#+\-.!|$<>~:^&])")  # bold marks and md_escape's backslashes
+
+
+def claims_table(t: Translator, claims) -> pd.DataFrame:
+    """The claims shown -> one row each: the lesson, the claim as plain text, its values as "name = value; ..."."""
+    return pd.DataFrame({
+        t(f"{S}.col_lesson"): [t(f"nav.{c.section}") for c in claims],
+        t(f"{S}.col_claim"): [_MARKUP.sub("", c.text) for c in claims],
+        t(f"{S}.col_values"): ["; ".join(f"{k} = {_MARKUP.sub('', str(v))}" for k, v in c.values.items())
+                               for c in claims],
+    })
+
+
+def section_download(t: Translator, claims) -> None:
+    """The claims and their numbers as a CSV (BOM, headers in the page's language)."""
+    csv_download(t(f"{S}.download"), claims_table(t, claims), "summary_claims.csv", "summary_csv")
