@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -347,6 +348,24 @@ def test_the_pages_stream_generation_passes_every_setting_through(monkeypatch):
     cancel = threading.Event()
     cancel.set()
     assert list(gpt_serving.stream_generation([4], cancel=cancel)) == []
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(prompt_ids=(49152,)), "token ids must lie in [0, 49152)"),
+    (dict(prompt_ids=(5,) * 8190, max_new_tokens=3), "context of 8192"),
+    (dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
+    (dict(prompt_ids=(5,), top_p=1.5), "top_p must lie in (0, 1]"),
+    (dict(prompt_ids=(5,), temperature=-1.0), "temperature must be a finite number >= 0"),
+])
+def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, message):
+    from attention_core.gpt_batching import gpt_step_functions
+    from attention_core.gpt_weights import GPTConfig
+
+    functions = gpt_step_functions(types.SimpleNamespace(config=GPTConfig()))  # check needs only the sizes
+    with pytest.raises(GenerationError) as refused:
+        functions.check(GenerationRequest(**kwargs))
+    assert message in str(refused.value)
+    functions.check(GenerationRequest((0, 49151), temperature=0.0, top_k=1, top_p=1.0))  # the ends are fine
 
 
 # ---------------------------------------------------------------- the real model
