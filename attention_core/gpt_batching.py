@@ -1,7 +1,7 @@
 """Serving a class: the same request computed once (single flight), and every student's generation advanced by one
 pass over the weights per step (continuous batching, as serving engines do: a decode step is memory-bound).
 
-    server = GenerationServer(StepFunctions(new_cache, step, sample))
+    server = GenerationServer(gpt_step_functions(weights))   # or StepFunctions(new_cache, step, sample) of any model
     for token_id, prob in server.stream(GenerationRequest((1, 2, 3), seed=7), cancel=threading.Event()):
         ...
 
