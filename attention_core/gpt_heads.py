@@ -22,6 +22,7 @@ from attention_core import head_stats
 
 # SmolLM2's control tokens are ids 0-16 (<|endoftext|>, <|im_start|>, ...): random sequences draw from the rest.
 FIRST_ORDINARY_ID = 17
+WRONG_TARGET_SHIFT = 10  # the baseline's target: the token 10 places on from the real one (half of 20)
 # The stated split of the repeated random sequences: heads are picked on one set and scored on the other.
 PICKING_SEED, SCORING_SEED = 2301, 2302
 
@@ -58,13 +59,15 @@ def induction_rows(period: int, offset: int = 0) -> tuple[np.ndarray, np.ndarray
     return offset + period + j, offset + j + 1
 
 
-def induction_score(attention, period: int, offset: int = 0) -> np.ndarray:
+def induction_score(attention, period: int, offset: int = 0, shift: int = 0) -> np.ndarray:
     """attention: (..., n, n), n >= offset + 2 * period -> (...) mean weight of the second copy's rows on the
-    position after their token's earlier occurrence."""
+    position after their token's earlier occurrence. shift k (0 < k < period): on the position after the token k
+    places further on in the first copy instead (the wrong target: a baseline)."""
     attention = _causal_attention(attention)
     if attention.shape[-1] < offset + 2 * period:
         raise ValueError(f"{attention.shape[-1]} positions cannot hold {offset} + 2 x {period}")
     queries, targets = induction_rows(period, offset)
+    targets = offset + (targets - offset - 1 + shift) % period + 1
     return attention[..., queries, targets].mean(axis=-1)
 
 
@@ -140,25 +143,27 @@ class SequenceMeasures:
     """Per sequence of a set (S sequences) and head (L, H): the measures of one model on that set."""
 
     induction: np.ndarray  # (S, L, H)
+    wrong_target: np.ndarray  # (S, L, H) the induction score with the target shifted (WRONG_TARGET_SHIFT)
     previous_token: np.ndarray  # (S, L, H)
     sink: np.ndarray  # (S, L, H)
     first_copy_loss: np.ndarray  # (S,)
     second_copy_loss: np.ndarray  # (S,)
 
 
-def measure_sequence(attention, logits, ids, period: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
-    """attention: (L, H, n, n), logits: (n, V), ids: (n,) of one repeated sequence -> (induction (L, H), previous
-    token (L, H), sink (L, H), first-copy loss, second-copy loss)."""
+def measure_sequence(attention, logits, ids, period: int) -> tuple:
+    """attention: (L, H, n, n), logits: (n, V), ids: (n,) of one repeated sequence -> (induction (L, H), wrong
+    target (L, H), previous token (L, H), sink (L, H), first-copy loss, second-copy loss)."""
     first, second = copy_losses(token_losses(logits, ids), period)
-    return (induction_score(attention, period), previous_token_score(attention), sink_share(attention),
-            first, second)
+    shift = WRONG_TARGET_SHIFT % period or 1
+    return (induction_score(attention, period), induction_score(attention, period, shift=shift),
+            previous_token_score(attention), sink_share(attention), first, second)
 
 
 def measure_sequences(forward, sequences, period: int) -> SequenceMeasures:
     """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)); sequences: (S, 2R) -> the measures of each."""
     parts = [measure_sequence(*forward(ids), ids, period) for ids in np.asarray(sequences)]
-    return SequenceMeasures(*(np.stack([p[k] for p in parts]) for k in range(3)),
-                            np.array([p[3] for p in parts]), np.array([p[4] for p in parts]))
+    return SequenceMeasures(*(np.stack([p[k] for p in parts]) for k in range(4)),
+                            np.array([p[4] for p in parts]), np.array([p[5] for p in parts]))
 
 
 def gpt_forward(weights):
@@ -186,6 +191,7 @@ class HeadStudy:
     """One model on the induction sets: heads picked on the picking set, everything else on the scoring set."""
 
     induction: head_stats.HeldOut  # of the induction score
+    wrong_target: head_stats.HeldOut  # the same procedure on the wrong target (a baseline)
     previous_token: head_stats.HeldOut  # of the previous-token score
     induction_means: np.ndarray  # (L, H) each head's mean induction score on the scoring set
     sink_means: np.ndarray  # (L, H) each head's mean sink share on the scoring set
@@ -200,6 +206,7 @@ def head_study(forward, sets: InductionSets) -> HeadStudy:
     picking = measure_sequences(forward, sets.picking, sets.period)
     scoring = measure_sequences(forward, sets.scoring, sets.period)
     return HeadStudy(held_out_head(picking.induction, scoring.induction),
+                     held_out_head(picking.wrong_target, scoring.wrong_target),
                      held_out_head(picking.previous_token, scoring.previous_token),
                      scoring.induction.mean(axis=0), scoring.sink.mean(axis=0),
                      float(scoring.first_copy_loss.mean()), float(scoring.second_copy_loss.mean()),

@@ -190,5 +190,18 @@ def test_head_study_reports_the_scoring_sets_means():
 
     study = heads.head_study(forward, sets)
     assert study.induction.name == "L0H0" and study.induction.held_out_mean == pytest.approx(1.0)
+    assert study.wrong_target.held_out_mean == 0.0  # neither head looks at the position after another token
     np.testing.assert_allclose(study.sink_means, [[2 / 5, 1.0]])  # rows 1, 2 of 5 look at 0 in the induction head
     assert study.first_copy_loss == pytest.approx(math.log(30)) and study.sequences == (2, 2)
+
+
+@pytest.mark.parametrize("shift", [1, 2, 4])
+def test_the_wrong_target_is_the_position_after_the_token_shift_places_on(shift):
+    period, offset = 5, 1
+    w = causal_random(n=offset + 2 * period, seed=shift)
+    naive = np.zeros(w.shape[:2])
+    for j in range(period):
+        wrong = offset + (j + shift) % period + 1  # after the first copy's token j + shift (wrapping round)
+        naive += w[:, :, offset + period + j, wrong]
+    np.testing.assert_allclose(heads.induction_score(w, period, offset, shift=shift), naive / period)
+    assert not np.allclose(heads.induction_score(w, period, offset, shift=shift), heads.induction_score(w, period, offset))

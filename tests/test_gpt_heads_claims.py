@@ -35,6 +35,8 @@ def test_an_induction_head_picked_on_one_set_holds_on_the_other(studies):
     assert trained.induction.held_out_mean > 10 * uniform  # far above a head that spreads its weight evenly
     assert trained.induction.held_out_mean > untrained.induction.held_out_mean + 0.3
     assert untrained.induction.held_out_mean < 3 * uniform  # the untrained copy's best is near uniform
+    # the same pick-then-score procedure aimed at the wrong target (the token 10 places on) finds far less
+    assert trained.induction.held_out_mean > 3 * trained.wrong_target.held_out_mean
     assert heads.heads_over(trained.induction_means, 0.3) >= 3 > heads.heads_over(untrained.induction_means, 0.3)
 
 
