@@ -132,7 +132,8 @@ class InductionSets:
     period: int
 
 
-def induction_sets(count: int = 8, length: int = 20, *, low: int = FIRST_ORDINARY_ID, high: int = 49152) -> InductionSets:
+def induction_sets(count: int = 8, length: int = 20, *, low: int = FIRST_ORDINARY_ID,
+                   high: int = 49152) -> InductionSets:
     """-> `count` sequences to pick heads on (seed PICKING_SEED), `count` to score them on (seed SCORING_SEED)."""
     return InductionSets(repeated_random_sequences(PICKING_SEED, count, length, low=low, high=high),
                          repeated_random_sequences(SCORING_SEED, count, length, low=low, high=high), length)

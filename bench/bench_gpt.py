@@ -136,7 +136,8 @@ def bench_one(tokens: int) -> None:
     request = GenerationRequest(tuple(tokenizer.encode("The capital of France is")), seed=1, max_new_tokens=tokens)
     row = run_students(server, [request])[0]
     print(f"one: one student, {tokens} tokens: first token {row['first_s'] * 1000:.0f} ms, all in "
-          f"{row['finish_s']:.2f} s = {tokens / row['finish_s']:.1f} tokens/s; process CPU {row['process_cpu_s']:.2f} s "
+          f"{row['finish_s']:.2f} s = {tokens / row['finish_s']:.1f} tokens/s; "
+          f"process CPU {row['process_cpu_s']:.2f} s "
           f"= {tokens / row['process_cpu_s']:.1f} tokens per CPU second  [{load_line()}]", flush=True)
 
 
@@ -166,7 +167,8 @@ def bench_class(students: int, tokens: int) -> None:
     print(f"class: {students} students, {tokens} tokens from {students} different prompts "
           f"({sum(len(r.prompt_ids) for r in requests)} prompt tokens): first token s {percentiles(firsts)}; "
           f"finish s {percentiles(finishes)}; process CPU until the first token s "
-          f"{percentiles([r['first_cpu_s'] for r in rows])}; {server.steps} model steps (batch sizes max {max(server.batch_sizes)}), "
+          f"{percentiles([r['first_cpu_s'] for r in rows])}; {server.steps} model steps "
+          f"(batch sizes max {max(server.batch_sizes)}), "
           f"{students * tokens / wall:.1f} tokens/s in all; process CPU {rows[0]['process_cpu_s']:.2f} s  "
           f"[{load_line()}]", flush=True)
 
@@ -229,7 +231,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--students", type=int, default=40)
     ap.add_argument("--tokens", type=int, default=20)
-    ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (the app runs 1; the machine has 2 cores)")
+    ap.add_argument("--blas-threads", type=int, default=1,
+                    help="BLAS threads (the app runs 1; the machine has 2 cores)")
     ap.add_argument("--max-batch", type=int, default=64, help="sequences per step (1 = one student at a time)")
     ap.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
