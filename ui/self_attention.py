@@ -2,7 +2,8 @@
 in order and keeps the preset and the cut-off outside the sections: changing them reruns every section.
 
 ``section_lines``: the selected token (a selectbox, or a click on a token marker), its lines and outlined row;
-``section_heads``: the three heads; ``section_mix``: their mixing by W_O (the page runs these three as one fragment,
+``section_heads``: the three heads; ``section_question``: how a layer combines them (asked before the answer);
+``section_mix``: their mixing by W_O (the page runs these three as one fragment,
 so a token click reruns them only); ``section_forward``: where the lesson goes on (real word vectors: lesson 6).
 Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is moved to the
 selected row on the dict (charts.self_attention.outline_row), so a token click builds one figure.
@@ -22,7 +23,9 @@ from attention_core.self_attention import (
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, translator, url_selectbox
+from ui.common import (
+    csv_download, data_table, explanation, heatmap_axes, md_escape, predict_then_reveal, translator, url_selectbox,
+)
 from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 
@@ -163,6 +166,13 @@ def section_heads(t, preset_id: str, sel: int) -> None:
 
 def _numbers(values) -> list[str]:
     return ["" if v != v else f"{v:+.2f}" for v in values]  # NaN (no number in this head's columns) -> empty cell
+
+
+def section_question(t, preset_id: str) -> bool:
+    """How does a layer combine the heads? Asked before section_mix, which shows it; True once answered."""
+    parts = sa_mix(preset_id)
+    h, n, d_v = parts.head_outputs.shape
+    return predict_then_reveal(t, S, 4, 3, key="sa_predict", h=h, n=n, d_v=d_v, hd=parts.concat.shape[1])
 
 
 def section_mix(t, preset_id: str, sel: int) -> None:
