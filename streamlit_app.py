@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import FragmentHandledException, StreamlitAPIException
 
-from ui.common import FULL_RUN, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
+from ui.common import BOX_CHARS, FULL_RUN, current_lang, md_escape, render_error_boundary, translator
 from ui.display import page_style, presenter_style
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -35,10 +35,11 @@ def _pick_language() -> None:
 
 
 with st.sidebar:
+    # The hiding style comes first: the box is hidden from its first paint (after it, the box flashed on first load).
+    st.html("<style>.st-key-lang_param { display: none; }</style>")
     with st.container(key="lang_param"):
         st.text_input("lang", value=DEFAULT_LANGUAGE, max_chars=8, key="lang", bind="query-params",
                       label_visibility="collapsed")
-    st.html("<style>.st-key-lang_param { display: none; }</style>")
     if st.session_state.get("language") != current_lang():  # a link, Back/Forward: the picker follows the URL
         st.session_state.language = current_lang()
     st.selectbox("Language / 言語", list(LANGUAGES), format_func=LANGUAGES.get, key="language",
@@ -75,7 +76,7 @@ link_params = st.query_params.to_dict()
 # the URL now (a person went back to a default, a new preset reset a token) is no bad link: only report the others.
 held = {name for name in link_params if name in st.session_state}
 dropped_now = {}
-for name in unusable_link_params(link_params, MAX_CHARS):  # widgets read the link as it was when the run began,
+for name in unusable_link_params(link_params, BOX_CHARS):  # widgets read the link as it was when the run began,
     with suppress(StreamlitAPIException):  # so drop these values and start again without them (reported below)
         st.query_params.pop(name, None)
         dropped_now[name] = link_params[name]
