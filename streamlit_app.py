@@ -35,11 +35,12 @@ def _pick_language() -> None:
 
 
 with st.sidebar:
-    # The hiding style comes first: the box is hidden from its first paint (after it, the box flashed on first load).
-    st.html("<style>.st-key-lang_param { display: none; }</style>")
-    with st.container(key="lang_param"):
+    # A 1 x 1 px scrolling container: the box never shows, not even in the first frames, before the browser has
+    # loaded st.html's code and applied the style that takes the container out of the layout.
+    with st.container(key="lang_param", height=1, width=1, border=False):
         st.text_input("lang", value=DEFAULT_LANGUAGE, max_chars=8, key="lang", bind="query-params",
                       label_visibility="collapsed")
+    st.html("<style>.st-key-lang_param { display: none; }</style>")
     if st.session_state.get("language") != current_lang():  # a link, Back/Forward: the picker follows the URL
         st.session_state.language = current_lang()
     st.selectbox("Language / 言語", list(LANGUAGES), format_func=LANGUAGES.get, key="language",
