@@ -1,4 +1,6 @@
-"""Shared look: colour-blind-safe scales readable on light and dark themes, fonts, margins."""
+"""Shared look: colour-blind-safe scales readable on light and dark themes, fonts, margins, upright Japanese titles."""
+
+import re
 
 SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
 DIVERGING = "RdBu"
@@ -24,3 +26,29 @@ def text_width_px(text: str, size: float = 14) -> float:
     import unicodedata
 
     return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62) for ch in str(text))
+
+
+_JAPANESE = re.compile("[\u3040-\u30ff\u3400-\u9fff]")
+_Y_AXIS = re.compile(r"yaxis(\d*)")
+
+
+def upright_y_titles(spec: dict) -> dict:
+    """A figure dict whose Japanese y-axis titles read upright: Plotly turns a y-axis title by 90°, and 「正答率」 turned
+    sideways is read with a tilted head. Each such title becomes a horizontal label above its axis, right-aligned to
+    it; other titles, and figures without one, stay as they are (the dict itself is returned, not a copy)."""
+    layout = spec.get("layout") or {}
+    labels, changed = [], {}
+    for name, axis in layout.items():
+        match = _Y_AXIS.fullmatch(name)
+        title = axis.get("title") if match and isinstance(axis, dict) else None
+        text = title.get("text") if isinstance(title, dict) else title
+        if not isinstance(text, str) or not _JAPANESE.search(text):
+            continue
+        anchor = axis.get("anchor") or f"x{match.group(1)}"
+        changed[name] = {**axis, "title": {"text": ""}}
+        labels.append(dict(text=text, showarrow=False, xref=f"{anchor} domain" if anchor != "free" else "paper",
+                           yref=f"y{match.group(1)} domain", x=0, y=1, xanchor="right", yanchor="bottom", yshift=4,
+                           font=(title.get("font") if isinstance(title, dict) else None) or {}))
+    if not labels:
+        return spec
+    return {**spec, "layout": {**layout, **changed, "annotations": [*layout.get("annotations", ()), *labels]}}

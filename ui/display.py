@@ -9,6 +9,8 @@ import re
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
+from charts.style import upright_y_titles
+
 PLOTLY_CONFIG = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
@@ -175,7 +177,7 @@ def show_plotly(fig: dict, key: str, **kwargs):
     """st.plotly_chart of a figure dict (a chart builder's, e.g. from ui.figures.figure_spec) with the app's export
     config (PNG/SVG); presenter mode and a phone get their variant of the dict (``presenter_spec``, ``touch_spec``:
     no figure is rebuilt); kwargs pass through."""
-    spec = fig
+    spec = upright_y_titles(fig)  # (Japanese y-axis titles, turned 90° by Plotly, read sideways)
     if st.session_state.get("presenter", False):
         spec = presenter_spec(spec)
     image_format = st.session_state.get("export_format", "png")
