@@ -28,6 +28,7 @@ from ui.common import (
 )
 from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
+from ui.i18n import percent
 
 S = "self_attention"
 HEAD_MAP_WIDTH = 400  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone
@@ -90,7 +91,7 @@ def heat(weights, tokens, row, **kwargs) -> dict:
 
 
 def tops(tokens, row, count: int = 3) -> str:
-    return ("、" if translator().lang == "ja" else ", ").join(f"{md_escape(tokens[j])} {row[j]:.1%}" for j in top_targets(row, count))
+    return ("、" if translator().lang == "ja" else ", ").join(f"{md_escape(tokens[j])} {percent(row[j])}" for j in top_targets(row, count))
 
 
 def _on_token_click():  # click on a token marker -> the selected token (the selectbox follows)
@@ -117,7 +118,7 @@ def section_lines(t, preset_id: str, cutoff: float) -> int:
                           key_label=t(f"{S}.key_label"))
         show_plotly(fig, key="sa_lines", on_select=_on_token_click, selection_mode="points")
         st.caption(t(f"{S}.lines_caption", token=md_escape(tokens[sel]), pos=sel + 1, top=tops(tokens, row),
-                     shown=int(keep.sum()), n=n, mass=f"{row[keep].sum():.1%}", cutoff=f"{cutoff:.0%}"))
+                     shown=int(keep.sum()), n=n, mass=percent(row[keep].sum()), cutoff=percent(cutoff, 0)))
     with right:
         show_plotly(heat(coref, tokens, sel, title=t(f"{S}.heat_title"), value_label=t(f"{S}.value_label"),
                          height=fig["layout"]["height"], axis_titles=heatmap_axes(t)), key="sa_heat")
@@ -158,7 +159,7 @@ def section_heads(t, preset_id: str, sel: int) -> None:
                 show_plotly(outline_row(spec, sel), key=f"sa_head_{name}")
                 target = top_targets(weights[sel], 1)[0]
                 st.caption(t(f"{S}.head_caption", source=md_escape(tokens[sel]), target=md_escape(tokens[target]),
-                             weight=f"{weights[sel, target]:.1%}"))
+                             weight=percent(weights[sel, target])))
                 csv_download(t(f"{S}.download_head"), _csv_texts(t, preset.id)[0][k],
                              f"self_attention_{preset.id}_{name}.csv", key=f"sa_head_csv_{name}")
     st.page_link("lessons/pretrained.py", label=t(f"{S}.trained_heads_link"), icon=":material/arrow_forward:")
