@@ -62,7 +62,10 @@ def upright_y_titles(spec: dict) -> dict:
     text = title.get("text") if isinstance(title, dict) else title
     lines = str(text).count("<br>") + 1 if text else 0
     margin = dict(layout.get("margin") or {})
-    margin["t"] = max(margin.get("t", 80), 2 * (TITLE_LINE * lines + LABEL_LINE) if lines else LABEL_LINE + 8)
+    before = margin.get("t", 80)
+    margin["t"] = max(before, 2 * (TITLE_LINE * lines + LABEL_LINE) if lines else LABEL_LINE + 8)
+    if layout.get("height"):  # the plot keeps its size (a token per row stays as tall as it was)
+        changed["height"] = layout["height"] + margin["t"] - before
     return {**spec, "layout": {**layout, **changed, "margin": margin,
                                "annotations": [*layout.get("annotations", ()), *labels]}}
 
