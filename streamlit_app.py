@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import FragmentHandledException, StreamlitAPIException
 
-from ui.common import BOX_CHARS, FULL_RUN, current_lang, md_escape, render_error_boundary, translator
+from ui.common import BOX_CHARS, FULL_RUN, LONG_TEXT_BOXES, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
 from ui.display import page_style, presenter_style
 from ui.links import ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -77,8 +77,11 @@ link_params = st.query_params.to_dict()
 # the URL now (a person went back to a default, a new preset reset a token) is no bad link: only report the others.
 held = {name for name in link_params if name in st.session_state}
 dropped_now = {}
-for name in unusable_link_params(link_params, BOX_CHARS):  # widgets read the link as it was when the run began,
-    with suppress(StreamlitAPIException):  # so drop these values and start again without them (reported below)
+long_texts = {name: value for name, value in link_params.items() if name in LONG_TEXT_BOXES}  # (a long paste)
+short = {name: value for name, value in link_params.items() if name not in long_texts}
+# Widgets read the link as it was when the run began, so drop these values and start again without them (reported below)
+for name in unusable_link_params(short, MAX_CHARS) + unusable_link_params(long_texts, BOX_CHARS):
+    with suppress(StreamlitAPIException):
         st.query_params.pop(name, None)
         dropped_now[name] = link_params[name]
 if dropped_now:
