@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ui.common import MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
+from ui.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
 from ui.display import page_style, presenter_style
 from ui.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -36,7 +36,9 @@ def _pick_language() -> None:
 
 
 with st.sidebar:
-    with st.container(key="lang_param"):
+    # A 1 x 1 px scrolling container: the box never shows, not even in the first frames, before the browser has
+    # loaded st.html's code and applied the style that takes the container out of the layout.
+    with st.container(key="lang_param", height=1, width=1, border=False):
         st.text_input("lang", value=DEFAULT_LANGUAGE, max_chars=8, key="lang", bind="query-params",
                       label_visibility="collapsed")
     st.html("<style>.st-key-lang_param { display: none; }</style>")
@@ -77,8 +79,11 @@ link_params = st.query_params.to_dict()
 # the URL now (a person went back to a default, a new preset reset a token) is no bad link: only report the others.
 held = {name for name in link_params if name in st.session_state}
 dropped_now = {}
-for name in unusable_link_params(link_params, MAX_CHARS):  # widgets read the link as it was when the run began,
-    with suppress(StreamlitAPIException):  # so drop these values and start again without them (reported below)
+long_texts = {name: value for name, value in link_params.items() if name in LONG_TEXT_BOXES}  # (a long paste)
+short = {name: value for name, value in link_params.items() if name not in long_texts}
+# Widgets read the link as it was when the run began, so drop these values and start again without them (reported below)
+for name in unusable_link_params(short, MAX_CHARS) + unusable_link_params(long_texts, BOX_CHARS):
+    with suppress(StreamlitAPIException):
         st.query_params.pop(name, None)
         dropped_now[name] = link_params[name]
 if dropped_now:

@@ -1,4 +1,6 @@
-"""Shared look: colour-blind-safe scales readable on light and dark themes, fonts, margins."""
+"""Shared look: colour-blind-safe scales readable on light and dark themes, fonts, margins, upright Japanese titles."""
+
+import re
 
 SEQUENTIAL = "Viridis"  # perceptually uniform, colour-blind safe
 DIVERGING = "RdBu"
@@ -24,3 +26,48 @@ def text_width_px(text: str, size: float = 14) -> float:
     import unicodedata
 
     return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62) for ch in str(text))
+
+
+_JAPANESE = re.compile("[\u3040-\u30ff\u3400-\u9fff]")
+_Y_AXIS = re.compile(r"yaxis(\d*)")
+
+
+def upright_y_titles(spec: dict) -> dict:
+    """A figure dict whose Japanese y-axis titles read upright: Plotly turns a y-axis title by 90°, and 「正答率」 turned
+    sideways is read with a tilted head. Each such title becomes a horizontal label above its axis, starting at
+    it (a long one never runs off the chart's left edge); other titles, and figures without one, stay as they are (the dict itself is returned, not a copy)."""
+    layout = spec.get("layout") or {}
+    labels, changed = [], {}
+    for name, axis in layout.items():
+        match = _Y_AXIS.fullmatch(name)
+        title = axis.get("title") if match and isinstance(axis, dict) else None
+        text = title.get("text") if isinstance(title, dict) else title
+        if not isinstance(text, str) or not _JAPANESE.search(text):
+            continue
+        anchor = axis.get("anchor") or f"x{match.group(1)}"
+        changed[name] = {**axis, "title": {"text": ""}}
+        # right-aligned to the axis, in the left margin, when it fits there at a projector's 20 px (clear of a
+        # panel title at the plot's top left); else starting at the axis, so it never runs off the chart's edge
+        fits = text_width_px(text, 20) <= (layout.get("margin") or {}).get("l", 80) - 4
+        labels.append(dict(text=text, showarrow=False, xref=f"{anchor} domain" if anchor != "free" else "paper",
+                           yref=f"y{match.group(1)} domain", x=0, y=1, xanchor="right" if fits else "left",
+                           yanchor="bottom", yshift=4,
+                           font=(title.get("font") if isinstance(title, dict) else None) or {}))
+    if not labels:
+        return spec
+    # The label gets a line of its own above the plot, under the chart's title. Plotly centres a title in the top
+    # margin, so the margin grows by twice what the title and the label need, with room for a projector's 20-px fonts
+    # (ui.display.presenter_spec): neither covers the other there either.
+    title = layout.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    lines = str(text).count("<br>") + 1 if text else 0
+    margin = dict(layout.get("margin") or {})
+    before = margin.get("t", 80)
+    margin["t"] = max(before, 2 * (TITLE_LINE * lines + LABEL_LINE) if lines else LABEL_LINE + 8)
+    if layout.get("height"):  # the plot keeps its size (a token per row stays as tall as it was)
+        changed["height"] = layout["height"] + margin["t"] - before
+    return {**spec, "layout": {**layout, **changed, "margin": margin,
+                               "annotations": [*layout.get("annotations", ()), *labels]}}
+
+
+TITLE_LINE, LABEL_LINE = 26, 30  # px: a line of a 20-px title, the label's line

@@ -9,16 +9,18 @@ FORMULA = (r"\operatorname{Var}(q \cdot k) = d_k \qquad "
 
 @guarded_fragment
 def experiment() -> None:
-    """The controls, the histogram, one query's weights and the d animation: a control change reruns only this."""
+    """The controls, the histogram, one query's weights; the question; then the d animation and the table that
+    answer it: a control change or an answer reruns only this."""
     controls = scaling.controls(t)
     what_to_try(t, "scaling", **scaling.try_values(controls))
     scaling.section_histogram(t, controls)
     scaling.section_weights(t, controls)
-    scaling.section_animation(t, controls)
+    if scaling.section_question(t):
+        scaling.section_animation(t, controls)
+        scaling.section_table(t)
 
 
 t = translator()
 page_header(t, "scaling", FORMULA)
 experiment()
-scaling.section_table(t)
 scaling.section_temperature(t)

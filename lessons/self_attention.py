@@ -17,10 +17,12 @@ def _reset_token():  # a new preset starts on its pronoun
 
 @guarded_fragment
 def hand_designed(preset_id: str, cutoff: float) -> None:
-    """The selected token's lines and matrix, the three heads, their mixing: a token click reruns only this."""
+    """The selected token's lines and matrix, the three heads, the question, then their mixing: a token click or an
+    answer reruns only this."""
     selected = self_attention.section_lines(t, preset_id, cutoff)
     self_attention.section_heads(t, preset_id, selected)
-    self_attention.section_mix(t, preset_id, selected)
+    if self_attention.section_question(t, preset_id):
+        self_attention.section_mix(t, preset_id, selected)
 
 
 t = translator()

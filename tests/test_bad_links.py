@@ -1,6 +1,6 @@
 """Every link parameter of every page, malformed or out of range: no exception, and the widget falls back to its
 default (or takes the value, when the value happens to be valid for it). Values no widget can take (longer than
-MAX_CHARS, or an infinite number) are dropped by the frame and reported in a toast.
+MAX_CHARS, BOX_CHARS for a sentence box, or an infinite number) are dropped by the frame and reported in a toast.
 
 Each case opens the link with tests.apptest_utils.open_page, which checks that the page drawn is the page named.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from tests.apptest_utils import open_page
 from tests.test_bad_input import CODE_FILES, ROOT, SETUPS, assert_nothing_broken
-from ui.common import MAX_CHARS, md_escape
+from ui.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, md_escape
 from ui.links import unusable_link_params
 
 LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-params" and url_selectbox choices
@@ -109,7 +109,7 @@ def test_malformed_link_parameter_falls_back(section, key, case):
     # names it (a page-wide fallback for the frame's own ?lang= and ?presenter=: tests/test_sharing.py).
     assert took or (shown[key] == default[key] and key not in at.query_params
                     and (len(noticed) == 1 or key in FRAME_KEYS)), (key, value[:40], shown[key], default[key], noticed)
-    if unusable_link_params({key: value}, MAX_CHARS):
+    if unusable_link_params({key: value}, BOX_CHARS if key in LONG_TEXT_BOXES else MAX_CHARS):
         assert not took and len(noticed) == 1
 
 
@@ -208,7 +208,8 @@ def test_limits_doc_states_the_numbers_of_the_code():
     doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
     listed = lambda values: ", ".join(f"{v:g}" for v in values)  # noqa: E731
     expected = [
-        f"{MAX_CHARS} (`MAX_CHARS`)", f"{MAX_TOKENS} (`MAX_TOKENS`)", f"longer than {MAX_CHARS} characters",
+        f"{MAX_CHARS} (`MAX_CHARS`)", f"{MAX_TOKENS} (`MAX_TOKENS`)", f"{BOX_CHARS:,} (`BOX_CHARS`)",
+        f"longer than {BOX_CHARS:,} characters",
         f"0 to {2**31 - 1}", listed(DIM_CHOICES), listed(TEMPERATURE_CHOICES), f"{KEY_RANGE[0]} to {KEY_RANGE[1]}",
         f"{TABLE_DRAWS:,} draws of {TABLE_QUERIES} queries and {TABLE_KEYS} keys", f"{RANDOM_DIM} dimensions",
         listed(glove_sections.DK_OPTIONS), listed(glove_sections.TRAIN_DK), listed(glove_sections.TRAIN_LR),

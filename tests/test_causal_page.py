@@ -184,12 +184,37 @@ def test_leak_random_vector_and_unknown_word():
 
 
 @pytest.mark.parametrize("glove", [True, False])
-@pytest.mark.parametrize("text", ["", "   ", "x " * 45], ids=["empty", "spaces", "45_tokens"])
+@pytest.mark.parametrize("text", ["", "   "], ids=["empty", "spaces"])
 def test_no_usable_sentence_gives_a_message(text, glove):
     at = open_clean()
     at.toggle(key="causal_glove").set_value(glove).run()
     use_text(at, text)
     assert at.warning
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_long_sentence_is_shown_on_its_first_tokens_and_a_long_paste_is_cut(lang):
+    """60 words: the first 40 are shown, with a notice naming both counts; 10,000 characters: the first 500 are read
+    (not an empty box), with a notice; the limits are said under the box."""
+    strings = load_strings(lang)
+    at = open_clean(lang)
+    use_text(at, " ".join(["cat", "dog", "bird"] * 20))
+    assert _pattern(strings["common.text_limits"]).fullmatch(" ".join(c.value for c in at.caption
+                                                                        if "500" in c.value and "40" in c.value))
+    notes = [i.value for i in at.info if _pattern(strings["common.too_many_tokens"]).fullmatch(i.value)]
+    assert len(notes) == 1 and "60" in notes[0] and "40" in notes[0]
+    assert z_of(check_figures(at)[0]).shape == (40, 40)
+    text = "the cat sat on the mat " * 455  # 10,010 characters
+    use_text(at, text)
+    assert at.text_input(key="causal_text").value == text, "the box keeps what was pasted"
+    notes = [i.value for i in at.info if _pattern(strings["common.text_cut"]).fullmatch(i.value)]
+    assert len(notes) == 1 and f"{len(text):,}" in notes[0]
+    n = len(tokenize(text[:500]))  # 500 characters hold more than 40 tokens: both notices, 40 shown
+    assert n > 40 and z_of(check_figures(at)[0]).shape == (40, 40)
+
+
+def _pattern(text: str):
+    return re.compile(".+?".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", text)), re.S)
 
 
 @pytest.mark.parametrize("glove", [True, False])
@@ -230,13 +255,20 @@ def test_forty_tokens_and_emoji():
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_unknown_only_in_glove_mode(lang):
-    at = open_clean(lang)
-    use_text(at, "猫がマットに座った qqzxv")
-    assert at.warning and not plotly_figures(at)
-    at.toggle(key="causal_glove").set_value(False).run()  # random vectors know every word
-    assert_clean(at)
-    assert len(check_figures(at)) == 3
+def test_text_glove_cannot_read_runs_on_random_vectors(lang):
+    """Japanese, or no word GloVe knows, with GloVe on: the sentence runs on seeded random vectors (the same as GloVe
+    off), said once; no "type English" next to "turn GloVe off", no list of dropped tokens."""
+    strings = load_strings(lang)
+    for text in ("猫がマットに座った qqzxv", "qqzxv blorptang"):
+        at = open_clean(lang)
+        use_text(at, text)
+        assert not at.warning
+        assert [i.value for i in at.info][1:] == [strings["common.glove_fallback"].format(seed=0)]  # (after the hint)
+        with_glove = z_of(check_figures(at)[0])
+        at.toggle(key="causal_glove").set_value(False).run()
+        assert_clean(at)
+        np.testing.assert_array_equal(z_of(check_figures(at)[0]), with_glove)  # the same random vectors
+        assert not [i for i in at.info if i.value == strings["common.glove_fallback"].format(seed=0)]
 
 
 def test_long_preset_and_link_state():
@@ -299,18 +331,19 @@ def test_sentence_long_short_one_word_long_in_one_session(lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_japanese_text_says_the_vectors_are_english_only(lang):
-    """Japanese typed into a GloVe page draws nothing of "。" and says the vectors are English-only."""
+def test_japanese_text_runs_on_random_vectors_and_says_so_once(lang):
+    """Japanese typed with GloVe on (the default): MeCab's tokens, all of them, on random vectors; one note, which
+    contradicts nothing (no "type English", no "turn GloVe off")."""
+    strings = load_strings(lang)
     at = open_clean(lang)
-    use_text(at, "猫がマットの上に座った。")
-    assert not plotly_figures(at), "no chart of 。"
-    note = " ".join(i.value for i in at.info)
-    assert ("English-only" in note) if lang == "en" else ("英語専用" in note)
-    assert "。" in note
-    use_text(at, "the cat 猫 sat 。")
-    assert_clean(at)
-    assert "猫" in " ".join(i.value for i in at.info)
-    assert _sliders_valid(at) == 3
+    use_text(at, "生徒は、先生に本を返した。彼女は")
+    words = tokenize("生徒は、先生に本を返した。彼女は")
+    assert len(z_of(check_figures(at)[0])) == len(words)
+    shown = texts(at)
+    assert shown.count(strings["common.glove_fallback"].format(seed=0)) == 1
+    for contradiction in ("English-only", "英語専用", "英語で入力", "Type English", "GloVe off", "オフにして"):
+        assert contradiction not in shown, contradiction
+    assert _sliders_valid(at) == len(words)
 
 
 

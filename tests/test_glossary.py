@@ -75,3 +75,32 @@ def test_prediction_feedback_reads_as_japanese(answer):
     shown = [box.value for box in list(at.success) + list(at.warning)]
     assert len(shown) == 1 and violations(shown[0]) == [], shown
     assert shown[0].startswith(load_strings("ja")["common.predict_wrong"].split("{")[0] + "「")
+
+
+# ---- one number style per language, in every locale file as written ----------------------------------------------
+
+# locales/*/pretrained.toml is engineer H4's and gpt.toml engineer H2's: each applies the same rules to its own file.
+NUMBER_STYLE_ELSEWHERE = ("pretrained", "gpt")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_locale_text_follows_the_number_style(lang):
+    """tests/number_style.py's rules (50 %, 2,000, 1.7 × 10⁻⁷, 、 in a Japanese list) on every text of the locale."""
+    from tests.number_style import locale_problems
+
+    assert locale_problems(lang, skip=NUMBER_STYLE_ELSEWHERE) == {}
+
+
+def test_the_number_style_check_catches_a_share_without_its_space():
+    from tests.number_style import text_problems
+
+    assert text_problems(["猫 78.9%、犬 10.0 %"], "ja") and text_problems(["50% of the weight"], "en")
+    assert text_problems(["50 % of the weight", "%{y:.1%}"], "en") == []
+
+
+def test_lesson_1_says_tokens_in_its_caption_as_in_its_answer():
+    """Lesson 1 counted "38 words" in a caption and "38 tokens" in its answer: one word for the same count."""
+    for lang, word in (("en", "tokens"), ("ja", "トークン")):
+        strings = load_strings(lang)
+        assert strings["rnn.fig1_caption"].startswith("{n} " + word)
+        assert "{n} " + word in strings["rnn.predict_number"]

@@ -127,3 +127,72 @@ def test_the_check_finds_an_english_leak():
     assert english_leaks(["z = %{x:.4g}<br>density = %{y:.4g}<extra></extra>"]) == ["density"]
     assert english_leaks(["%{customdata}<br>重み = %{y:.4f}<br>d = %{x}<extra></extra>"]) == []
     assert english_leaks(["プレゼンター", "重み", "the", "animal", "GloVe", "d = 64"]) == []
+
+
+# ---- Japanese axis titles read upright --------------------------------------------------------------------------
+
+def _y_titles(fig: dict) -> list[str]:
+    return [(axis.get("title") or {}).get("text", "") if isinstance(axis.get("title"), dict) else axis.get("title") or ""
+            for name, axis in fig["layout"].items() if re.fullmatch(r"yaxis\d*", name) and isinstance(axis, dict)]
+
+
+def test_upright_y_titles_moves_only_japanese_titles_above_their_axis():
+    from charts.style import upright_y_titles
+
+    fig = {"data": [], "layout": {"yaxis": {"title": {"text": "正答率", "font": {"size": 12}}, "range": [0, 1]},
+                                  "yaxis2": {"title": {"text": "weight"}, "anchor": "x2"},
+                                  "yaxis3": {"title": "層", "anchor": "x3"}, "annotations": [{"text": "n"}]}}
+    out = upright_y_titles(fig)
+    assert fig["layout"]["yaxis"]["title"]["text"] == "正答率", "the cached dict is not written to"
+    assert _y_titles(out) == ["", "weight", ""] and out["layout"]["yaxis"]["range"] == [0, 1]
+    added = out["layout"]["annotations"][1:]
+    assert [(a["text"], a["xref"], a["yref"], a["y"], a["yanchor"]) for a in added] == [
+        ("正答率", "x domain", "y domain", 1, "bottom"), ("層", "x3 domain", "y3 domain", 1, "bottom")]
+    assert added[0]["font"] == {"size": 12} and "textangle" not in added[0]
+    english = {"layout": {"yaxis": {"title": {"text": "accuracy"}}}}
+    assert upright_y_titles(english) is english
+
+
+@pytest.mark.parametrize("section", ["scaling", "rnn"])
+def test_a_japanese_page_draws_no_y_title_sideways(section):
+    """Every y-axis title with Japanese text is drawn as a horizontal label; the English page keeps Plotly's."""
+    import json
+
+    ja, en = (render(section, {}, True), open_page(section, "en"))
+    ja_figs = [json.loads(c.proto.spec) for c in ja.get("plotly_chart")]
+    assert [t for fig in ja_figs for t in _y_titles(fig) if _JAPANESE.search(t)] == []
+    labels = [a["text"] for fig in ja_figs for a in fig["layout"].get("annotations", []) if a.get("yanchor") == "bottom"
+              and str(a.get("yref", "")).endswith("domain")]
+    assert labels and all(_JAPANESE.search(text) for text in labels)
+    en_titles = [t for c in en.get("plotly_chart") for t in _y_titles(json.loads(c.proto.spec)) if t]
+    assert en_titles, "the English page keeps its turned y titles"
+
+
+# ---- Japanese typed on the pages with GloVe (lessons 5 and 7) ---------------------------------------------------
+
+@pytest.mark.parametrize("section, box, query", [("causal", "causal_text", {"causal_preset": "custom"}),
+                                                 ("transformer", "transformer_text", {})])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_japanese_typed_with_glove_on_is_drawn_on_random_vectors(section, box, query, lang):
+    strings = load_strings(lang)
+    at = open_page(section, lang, query=query)
+    at.text_input(key=box).input("生徒は、先生に本を返した。彼女は").run()
+    assert_clean(at)
+    assert at.toggle(key=f"{section}_glove").value is True
+    said = [i.value for i in at.info if i.value == strings["common.glove_fallback"].format(seed=0)]
+    assert len(said) == 1 and not at.warning
+    assert at.get("plotly_chart"), "the sentence is drawn"
+    shown = "\n".join(visible_texts(at))
+    for contradiction in ("英語で入力", "English-only", "英語専用", "GloVe off", "オフにして"):
+        assert contradiction not in shown
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_list_of_left_out_tokens_quotes_each_one(lang):
+    """Lesson 1 needs GloVe: its list of the tokens left out quotes each, so the token 「、」 reads apart from the
+    separator 、 (it read 「生徒、に、、、彼女」)."""
+    at = open_page("rnn", lang, query={"rnn_preset": "custom"})
+    at.text_input(key="rnn_text").input("生徒に、彼女").run()
+    assert_clean(at)
+    want = "「生徒」、「に」、「、」、「彼女」" if lang == "ja" else "“生徒”, “に”, “、”, “彼女”"
+    assert [i.value for i in at.info if want in i.value]

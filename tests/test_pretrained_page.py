@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from ui.i18n import load_strings
 from streamlit.testing.v1 import AppTest
 
 from attention_core.pretrained import load_model, read_text
@@ -18,7 +20,7 @@ from attention_core.pretrained_measure import lesson_measures, set_results
 from attention_core.pretrained_sets import load_pretrained_sets
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from ui import startup
-from ui.common import MAX_CHARS
+from ui.common import MAX_CHARS, MAX_TOKENS
 
 
 def attention_maps(text: str, model=None):
@@ -170,21 +172,31 @@ def test_japanese_emoji_or_unknown_text_gets_the_english_only_message(lang, text
     assert at.get("plotly_chart") == [] and model_views(at) == []
 
 
-@pytest.mark.parametrize("text, key", [("", "common"), ("   ", "common"), (" ".join(["word"] * 60), "too_many"),
-                                       ("it", "one_word")])
-def test_unreadable_text_gets_a_clear_warning(text, key):
+@pytest.mark.parametrize("text", ["", "   ", "it"])
+def test_unreadable_text_gets_a_clear_warning(text):
     at = custom(open_lesson(), text)
     assert_clean(at)
     assert len(at.warning) == 1
-    if key == "too_many":
-        assert "tokens" in at.warning[0].value
     assert at.get("plotly_chart") == []
 
 
-def test_ten_thousand_characters_never_reach_the_model():
-    at = custom(open_lesson(), "the cat sat on the mat " * 435)
+def test_a_sentence_over_the_token_limit_is_shown_on_its_first_words():
+    # "word" is one WordPiece token: 60 words + [CLS] + [SEP] = 62 tokens; the first 38 words + 2 fit in 40
+    at = answer(custom(open_lesson(), " ".join(["word"] * 60)))
     assert_clean(at)
-    assert len(at.text_input(key="pretrained_text").value) <= MAX_CHARS  # max_chars holds on the server too
+    strings = load_strings("en")
+    assert strings["pretrained.too_many_tokens"].format(n=62, limit=MAX_TOKENS, shown=MAX_TOKENS) in [
+        i.value for i in at.info]
+    assert model_views(at) != []
+
+
+def test_ten_thousand_characters_are_cut_with_a_notice():
+    text = "the cat sat on the mat " * 435
+    at = custom(open_lesson(), text)
+    assert_clean(at)
+    assert at.text_input(key="pretrained_text").value == text  # the box keeps the paste; the page reads its start
+    assert load_strings("en")["common.text_cut"].format(n=f"{len(text):,}", limit=MAX_CHARS) in [
+        i.value for i in at.info]
 
 
 @pytest.mark.parametrize("text", ["<script>alert(1)</script> is not a cat", "**bold** [x](javascript:alert(1)) it"])

@@ -128,7 +128,8 @@ def test_the_sampling_chart_and_its_caption(lang):
 
 
 def test_the_intro_numbers_hold_at_d_1024():
-    """Explain: standard deviation 32, about one score in eight beyond +-50; a gap of 10 is a factor of ~22,000."""
+    """Explain: standard deviation 32, about one score in eight beyond +-50; the reveal: a gap of 10 is a factor of
+    ~22,000 (said after the answer: before the question it gave the answer away)."""
     import math
 
     from scipy.stats import norm
@@ -140,7 +141,9 @@ def test_the_intro_numbers_hold_at_d_1024():
     assert round(math.exp(10), -3) == 22_000
     en, ja = load_strings("en")["scaling.explain"], load_strings("ja")["scaling.explain"]
     assert "one score in eight lies beyond ±50" in en and "8 個に 1 個" in ja
-    assert "22,000" in en and "22,000" in ja
+    assert "22,000" not in en and "22,000" not in ja
+    why_en, why_ja = load_strings("en")["scaling.predict_why"], load_strings("ja")["scaling.predict_why"]
+    assert "e¹⁰ ≈ 22,000" in why_en and "e¹⁰ ≈ 22,000" in why_ja
 
 
 def test_the_best_of_16_keys_typically_beats_the_second_by_about_a_dozen():

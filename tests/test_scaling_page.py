@@ -56,6 +56,7 @@ def set_controls(at, d, scale, tau, keys, seed):
     at.select_slider(key="scaling_tau").set_value(tau)
     at.slider(key="scaling_keys").set_value(keys)
     at.number_input(key="scaling_seed").set_value(seed)
+    at.radio(key="scaling_predict").set_value(4)  # the animation and the table come with the answer
     return at.run()
 
 
@@ -63,7 +64,7 @@ def set_controls(at, d, scale, tau, keys, seed):
 def test_default_view_renders_clean(lang):
     at = open_page(PAGE, lang)
     assert_clean(at)
-    assert len(plotly_figures(at)) == 4  # histogram, weights, animation, sampling (the table waits for a prediction)
+    assert len(plotly_figures(at)) == 3  # histogram, weights, sampling (the animation and the table wait for a prediction)
     assert not at.dataframe and not at.get("download_button")
     assert at.select_slider(key="scaling_d").value == 64 and at.toggle(key="scaling_scale").value is True
     assert at.slider(key="scaling_keys").value == 16  # the 16 keys the question and the table compare
@@ -86,7 +87,7 @@ def test_extremes_stay_finite_and_show_the_core_numbers(d, scale, tau, keys, see
     at = set_controls(open_page(PAGE), d, scale, tau, keys, seed)
     assert_clean(at)
     assert_all_finite(at)
-    hist, bars, anim, _sampling = plotly_figures(at)
+    hist, bars, anim, _sweep, _sampling = plotly_figures(at)
     # Histogram: a density (area 1) under a normal curve whose peak is 1 / sqrt(2 pi var), var = d / tau^2 or 1 / tau^2.
     widths, density = decode_array(hist["data"][0]["width"]), decode_array(hist["data"][0]["y"])
     assert np.sum(widths * density) == pytest.approx(1.0)

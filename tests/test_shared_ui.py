@@ -120,14 +120,16 @@ def _unknown_words_page():
     show_unknown(Translator(st.query_params.get("lang", "en")), ["xqzv", "blorf", "猫", "。"])
 
 
-@pytest.mark.parametrize("lang,separator", [("en", ", "), ("ja", "、")])
-def test_show_unknown_lists_words_with_the_languages_separator(lang, separator):
+@pytest.mark.parametrize("lang,separator,quote", [("en", ", ", "“{}”"), ("ja", "、", "「{}」")])
+def test_show_unknown_lists_words_with_the_languages_separator(lang, separator, quote):
+    """Each token quoted, joined by the language's separator: the token 「。」 or 「、」 reads apart from the list's 、."""
     at = AppTest.from_function(_unknown_words_page)
     at.query_params["lang"] = lang
     at.run()
     assert not at.exception
-    assert [c.value for c in at.caption] == [Translator(lang)("common.unknown_words", words=f"xqzv{separator}blorf")]
-    assert f"猫{separator}。" in at.info[0].value
+    words = separator.join(quote.format(w) for w in ("xqzv", "blorf"))
+    assert [c.value for c in at.caption] == [Translator(lang)("common.unknown_words", words=words)]
+    assert quote.format("猫") + separator + quote.format("。") in at.info[0].value
 
 
 def test_presenter_tables_are_html_tables_and_number_matrices_stay_grids():

@@ -20,8 +20,8 @@ from charts.bars import change_bars
 from charts.causal import generation_animation, masked_scores_heatmap, weights_heatmap
 from charts.style import ACCENT, SECOND
 from ui.common import (
-    MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes, md_escape,
-    predict_then_reveal,
+    BOX_CHARS, MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes,
+    md_escape, predict_then_reveal, text_limits,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -71,8 +71,9 @@ def controls(t) -> Controls:
     choice = url_selectbox(t("common.preset"), [*presets, "custom"], "causal_preset", widget=c1.selectbox,
                            format_func=lambda k: t("common.custom") if k == "custom" else presets[k].label[t.lang])
     if choice == "custom":
-        text = c1.text_input(t("causal.text_label"), value=presets[first].text, max_chars=MAX_CHARS,
+        text = c1.text_input(t("causal.text_label"), value=presets[first].text, max_chars=BOX_CHARS,
                              key="causal_text", bind="query-params")
+        c1.caption(text_limits(t))
     else:
         text = presets[choice].text
         c1.caption(md_escape(text))
@@ -95,9 +96,9 @@ def section_vectors(t, c: Controls) -> Sentence | None:
     if found is None:
         return None
     X, words, kv = found
-    st.caption(t("causal.vectors_glove" if c.use_glove else "causal.vectors_random", d=X.shape[1])
+    st.caption(t("causal.vectors_glove" if kv is not None else "causal.vectors_random", d=X.shape[1])
                + " " + t("causal.projection_note"))
-    return Sentence(X, words, [md_escape(w) for w in words], c.seed, c.use_glove, kv)
+    return Sentence(X, words, [md_escape(w) for w in words], c.seed, kv is not None, kv)
 
 
 def section_scores(t, s: Sentence) -> None:

@@ -24,8 +24,12 @@ from ui.startup import glove
 
 log = logging.getLogger("attention_app")
 
-MAX_CHARS = 500  # enforced by Streamlit on the server too (text_input max_chars)
+MAX_CHARS = 500  # what a page reads of a text (sentence_tokens cuts a longer one, with a notice)
 MAX_TOKENS = 40
+# What a text box accepts (max_chars, enforced on the server too). Well above MAX_CHARS: a box refuses a longer paste
+# whole and silently, so a 10,000-character paste must fit and be cut on the page instead.
+BOX_CHARS = 100_000
+LONG_TEXT_BOXES = ("rnn_text", "causal_text", "glove_sentence", "transformer_text", "pretrained_text")  # sentence boxes that take BOX_CHARS
 
 
 def current_lang() -> str:
@@ -122,8 +126,17 @@ def quoted_option(t: Translator, label: str) -> str:
     return "“" + label.replace("“", "‘").replace("”", "’") + "”"
 
 
+def text_limits(t: Translator) -> str:
+    """The limits, said where the text is typed (a caption under the box: a phone shows no tooltip)."""
+    return t("common.text_limits", chars=MAX_CHARS, tokens=MAX_TOKENS)
+
+
 def sentence_tokens(t: Translator, text: str, max_tokens: int = MAX_TOKENS) -> list[str] | None:
-    """Tokenise user text; None (with a clear message shown) when it is empty or too long."""
+    """Tokenise user text; None (with a clear message shown) when it is empty. A text over MAX_CHARS, or a sentence
+    over ``max_tokens``, is cut to its beginning, with a notice."""
+    if len(text) > MAX_CHARS:
+        st.info(t("common.text_cut", n=f"{len(text):,}", limit=MAX_CHARS), icon=":material/content_cut:")
+        text = text[:MAX_CHARS]
     try:
         tokens = tokenize(text)
     except JapaneseSegmenterUnavailable as exc:
@@ -133,8 +146,8 @@ def sentence_tokens(t: Translator, text: str, max_tokens: int = MAX_TOKENS) -> l
         st.warning(t("common.empty_sentence"))
         return None
     if len(tokens) > max_tokens:
-        st.warning(t("common.too_many_tokens", n=len(tokens), limit=max_tokens))
-        return None
+        st.info(t("common.too_many_tokens", n=len(tokens), limit=max_tokens), icon=":material/content_cut:")
+        tokens = tokens[:max_tokens]
     if has_japanese(text):  # the learner sees where MeCab put the word boundaries
         st.caption(t("common.japanese_words", n=len(tokens), words=" · ".join(md_escape(w) for w in tokens)))
     return tokens
@@ -161,10 +174,15 @@ def show_unknown(t: Translator, unknown: list[str]) -> None:
     foreign = set(non_english(unknown))
     english = [w for w in unknown if w not in foreign]
     if english:
-        st.caption(t("common.unknown_words", words=t.join(md_escape(w) for w in english)))
+        st.caption(t("common.unknown_words", words=t.join(quoted_token(t, w) for w in english)))
     if foreign:
-        st.info(t("glove.english_only", words=t.join(md_escape(w) for w in unknown if w in foreign)),
+        st.info(t("glove.english_only", words=t.join(quoted_token(t, w) for w in unknown if w in foreign)),
                 icon=":material/translate:")
+
+
+def quoted_token(t: Translator, token: str) -> str:
+    """A token in a list, quoted so a token that is itself punctuation reads as one: 「、」 among 「生徒」、「に」."""
+    return ("「{}」" if t.lang == "ja" else "“{}”").format(md_escape(token))
 
 
 def guarded_fragment(func=None, **fragment_kwargs):

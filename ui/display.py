@@ -10,6 +10,8 @@ import streamlit as st
 
 from ui.streamlit_compat import SentAsIs
 
+from charts.style import upright_y_titles
+
 PLOTLY_CONFIG = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
@@ -160,7 +162,7 @@ def show_plotly(fig: dict, key: str, **kwargs):
     """st.plotly_chart of a figure dict (a chart builder's, e.g. from ui.figures.figure_spec) with the app's export
     config (PNG/SVG); presenter mode and a phone get their variant of the dict (``presenter_spec``, ``touch_spec``:
     no figure is rebuilt); kwargs pass through."""
-    spec = fig
+    spec = upright_y_titles(fig)  # (Japanese y-axis titles, turned 90° by Plotly, read sideways)
     if st.session_state.get("presenter", False):
         spec = presenter_spec(spec)
     image_format = st.session_state.get("export_format", "png")

@@ -11,7 +11,7 @@ from attention_core import glove as glove_core  # looked up at call time: tests 
 from attention_core.glove_pronouns import DefaultWords, capitalised_words, default_target, default_words
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from ui.common import MAX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown
+from ui.common import BOX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown, text_limits
 from ui.i18n import sci
 from ui.links import url_selectbox
 
@@ -73,8 +73,9 @@ def controls(t) -> Sentence | None:
     """The sentence, then the query and target words (offered from its words, each in the link; they start at the
     sentence's first pronoun and a noun before it); None (with a message shown) when the sentence has fewer than
     two different known words."""
-    text = st.text_input(t("glove.sentence_label"), value=default_text(), max_chars=MAX_CHARS,
+    text = st.text_input(t("glove.sentence_label"), value=default_text(), max_chars=BOX_CHARS,
                          key="glove_sentence", bind="query-params", help=t("glove.sentence_help"))
+    st.caption(text_limits(t))
     tokens = sentence_tokens(t, text)
     if tokens is None:
         return None

@@ -66,3 +66,8 @@ def sci(x: float, digits: int = 2) -> str:
     if power == 0:
         return mantissa
     return f"{mantissa} × 10{str(power).translate(_SUPERSCRIPTS)}"
+
+
+def percent(share: float, decimals: int = 1) -> str:
+    """0.789 -> "78.9 %": a share as the locales write it, in both languages (a space before %, as "95 %")."""
+    return f"{share:.{decimals}%}".replace("%", " %")

@@ -17,7 +17,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import pretrained_heads as heads
-from attention_core.glove_pronouns import capitalised_words, default_words
+from attention_core.glove_pronouns import DefaultWords, capitalised_words, default_words
 from attention_core.pretrained import (
     INSTALL_COMMAND, ModelUnavailable, build_untrained_copy, load_model, read_text, vocabulary_check,
 )
@@ -26,7 +26,8 @@ from attention_core.pretrained_sets import load_pretrained_sets
 from charts.bars import weight_bars
 from charts.matrix import attention_heatmap
 from ui.common import (
-    MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    BOX_CHARS, MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    text_limits,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -134,7 +135,10 @@ def sentence_words(view: SentenceView) -> list[str]:
 def pronoun_link(view: SentenceView):
     """-> lesson 6's rule on this sentence (attention_core.glove_pronouns.default_words: the first pronoun, and the
     noun it most plausibly refers to): DefaultWords over sentence_words; query_rule "last_word" means no pronoun."""
-    return default_words(sentence_words(view), capitalised_words(view.text))
+    words = sentence_words(view)
+    if len(set(words)) < 2:  # one word repeated ("word word word"): no rule to apply; the last word and the first
+        return DefaultWords(len(words) - 1, 0, "last_word", "first_other", frozenset())
+    return default_words(words, capitalised_words(view.text))
 
 
 def pronoun_token(view: SentenceView) -> int | None:
@@ -178,11 +182,15 @@ def sentence_picker(t) -> SentenceView | None:
         choice = url_selectbox(t(f"{S}.preset"), options, "pretrained_preset",
                                format_func=lambda o: t(f"{S}.own") if o == CUSTOM else presets[int(o)])
     if choice == CUSTOM:
-        text = c_text.text_input(t(f"{S}.text"), value=presets[0], max_chars=MAX_CHARS, key="pretrained_text",
+        text = c_text.text_input(t(f"{S}.text"), value=presets[0], max_chars=BOX_CHARS, key="pretrained_text",
                                  bind="query-params")
+        c_text.caption(text_limits(t))
     else:
         text = presets[int(choice)]
     st.caption(t(f"{S}.english_only"))
+    if len(text) > MAX_CHARS:  # a long paste is read on its beginning, as on every page
+        st.info(t("common.text_cut", n=f"{len(text):,}", limit=MAX_CHARS), icon=":material/content_cut:")
+        text = text[:MAX_CHARS]
     if not text.strip():
         st.warning(t("common.empty_sentence"))
         return None
@@ -191,9 +199,10 @@ def sentence_picker(t) -> SentenceView | None:
         st.warning(t(f"{S}.not_english", share=f"{check.share_outside:.0%}"), icon=":material/translate:")
         return None
     n = len(read_tokens(text))
-    if n > MAX_TOKENS:
-        st.warning(t(f"{S}.too_many_tokens", n=n, limit=MAX_TOKENS))
-        return None
+    if n > MAX_TOKENS:  # shown on its first words that fit, with a notice, rather than refused
+        text = first_words_within(text, MAX_TOKENS)
+        st.info(t(f"{S}.too_many_tokens", n=n, limit=MAX_TOKENS, shown=len(read_tokens(text))),
+                icon=":material/content_cut:")
     view = sentence_view(text)
     if len(view.spans()) < 2:
         st.warning(t(f"{S}.one_word"))
@@ -202,6 +211,19 @@ def sentence_picker(t) -> SentenceView | None:
     if check.outside_words:
         st.caption(t(f"{S}.outside", words=", ".join(md_escape(w) for w in check.outside_words)))
     return view
+
+
+def first_words_within(text: str, limit: int) -> str:
+    """-> the longest run of the text's first whitespace-separated words that reads as at most ``limit`` tokens."""
+    words = text.split()
+    low, high = 0, len(words)  # the first `low` words fit; the first `high + 1` do not (or there are no more)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(read_tokens(" ".join(words[:mid]))) <= limit:
+            low = mid
+        else:
+            high = mid - 1
+    return " ".join(words[:low])
 
 
 def read_tokens(text: str) -> list[str]:

@@ -18,8 +18,8 @@ from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from charts.rnn import influence_chart, memory_probe_chart
 from ui.common import (
-    MAX_CHARS, csv_download, data_table, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens,
-    show_unknown,
+    BOX_CHARS, csv_download, data_table, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens,
+    show_unknown, text_limits,
 )
 from ui.display import show_plotly
 from ui.i18n import Translator, sci
@@ -89,10 +89,12 @@ def sentence_controls(t) -> str:
     default = CUSTOM if st.query_params.get("rnn_text") else DEFAULT_PRESET if DEFAULT_PRESET in ids else ids[0]
     choice = url_selectbox(t("common.preset"), ids, "rnn_preset", format_func=labels.get, default=default)
     if choice == CUSTOM:
-        return st.text_input(
-            t("common.sentence"), value="", max_chars=MAX_CHARS, placeholder=t("rnn.placeholder"),
+        text = st.text_input(
+            t("common.sentence"), value="", max_chars=BOX_CHARS, placeholder=t("rnn.placeholder"),
             key="rnn_text", bind="query-params",
         )
+        st.caption(text_limits(t))
+        return text
     text = next(s.text for s in sentences if s.id == choice)
     st.caption(md_escape(text))
     return text

@@ -19,8 +19,9 @@ from attention_core.scaling import (
     row_summary, sampling_sweep, score_sample, softmax_inputs, sweep_table, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
-from ui.common import csv_download, data_table, explanation, guarded_fragment, predict_then_reveal
+from ui.common import csv_download, data_table, explanation, predict_then_reveal
 from ui.display import show_plotly
+from ui.figures import figure_spec
 from ui.i18n import sci
 from ui.startup import register_startup
 
@@ -122,8 +123,8 @@ def section_histogram(t, c: Controls) -> None:
     m_h.metric(t(f"{S}.metric_entropy"), f"{summary['entropy']:.3f}", help=t(f"{S}.metric_entropy_help"))
     m_j.metric(t(f"{S}.metric_jacobian", norm=JACOBIAN_NORM), f"{summary['jacobian']:.3f}",
                help=t(f"{S}.metric_jacobian_help"))
-    show_plotly(score_histogram(
-        hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
+    show_plotly(figure_spec(
+        score_histogram, hist["edges"], hist["density"], hist["counts"], hist["curve_x"], hist["curve_y"],
         x_title=t(f"{S}.x_scaled" if c.scale else f"{S}.x_unscaled"), y_title=t(f"{S}.y_density"),
         bars_name=t(f"{S}.bars_name", n=f"{hist['n']:,}"), curve_name=t(f"{S}.curve_name", var=num(theory)),
         title=t(f"{S}.hist_title")), key="scaling_hist")
@@ -136,13 +137,13 @@ def section_histogram(t, c: Controls) -> None:
 
 
 def section_weights(t, c: Controls) -> None:
-    """One query's weights over the keys (the same query the animation below plays through every d)."""
+    """One query's weights over the keys (the same query the animation, after the question, plays through every d)."""
     weights = _weights(c)
     summary = {name: float(value) for name, value in row_summary(weights).items()}
     key_labels = [f"k{i + 1}" for i in range(c.n_keys)]
     top = int(weights.argmax())
-    show_plotly(weights_on_unit_axis(key_labels, weights, t(f"{S}.weights_title", n=c.n_keys, d=c.d),
-                                     t(f"{S}.weights_label")), key="scaling_weights")
+    show_plotly(figure_spec(weights_on_unit_axis, key_labels, weights, t(f"{S}.weights_title", n=c.n_keys, d=c.d),
+                            t(f"{S}.weights_label")), key="scaling_weights")
     st.caption(t(f"{S}.weights_caption", max=f"{summary['max']:.4f}", top=key_labels[top],
                  h=f"{summary['entropy']:.4f}", n=c.n_keys,
                  hmax=f"{row_summary([1.0 / c.n_keys] * c.n_keys)['entropy']:.4f}", j=f"{summary['jacobian']:.4f}",
@@ -154,30 +155,22 @@ def section_animation(t, c: Controls) -> None:
     frames = nested_weights(c.n_keys, c.seed, c.tau)
     key_labels = [f"k{i + 1}" for i in range(c.n_keys)]
     st.subheader(t(f"{S}.anim_header"))
-    show_plotly(weights_animation(DIM_CHOICES, frames[False], frames[True], key_labels,
-                                  (t(f"{S}.anim_left"), t(f"{S}.anim_right")), t(f"{S}.weights_label"),
-                                  play=t(f"{S}.play"), pause=t(f"{S}.pause")), key="scaling_anim")
+    show_plotly(figure_spec(weights_animation, DIM_CHOICES, frames[False], frames[True], key_labels,
+                            (t(f"{S}.anim_left"), t(f"{S}.anim_right")), t(f"{S}.weights_label"),
+                            play=t(f"{S}.play"), pause=t(f"{S}.pause")), key="scaling_anim")
     firsts = {f"{tag}{dim}": at_d(frames[scale_on], dim) for tag, scale_on in (("u", False), ("s", True))
               for dim in (4, 1024)}
-    # The unscaled weight at d = 1024 answers the question below: its numbers wait for the answer.
-    st.caption(t(f"{S}.anim_caption" if answered() else f"{S}.anim_caption_before", n=c.n_keys, tau=num(c.tau),
-                 **firsts))
+    st.caption(t(f"{S}.anim_caption", n=c.n_keys, tau=num(c.tau), **firsts))
 
 
-PREDICTION = "scaling_predict"  # the question's radio (in the table section, below the experiment)
+def section_question(t) -> bool:
+    """The question, asked before the animation and the table that answer it; True once the learner has answered."""
+    return predict_then_reveal(t, S, 4, 4, key="scaling_predict")
 
 
-def answered() -> bool:
-    """True once the learner has answered the question below (the animation's caption waits for it)."""
-    return st.session_state.get(PREDICTION) is not None
-
-
-@guarded_fragment
 def section_table(t) -> None:
-    """The question, then the table over every d once the learner has committed to an answer (computed at start)."""
+    """The table over every d (computed at start), shown once the learner has answered the question."""
     st.subheader(t(f"{S}.table_header"))
-    if not predict_then_reveal(t, S, 4, 4, key=PREDICTION):
-        return
     with st.spinner(t(f"{S}.computing", draws=f"{TABLE_DRAWS:,}")):
         sweep = table()
     se = table_standard_errors(sweep)
@@ -194,7 +187,7 @@ def section_table(t) -> None:
         ("var", "chart_var"), ("max", "chart_max"), ("entropy", "chart_entropy"), ("jacobian", "chart_jacobian"),
         ("unscaled", "unscaled"), ("scaled", "scaled"), ("line_d", "line_d"), ("line_1", "line_1"),
         ("uniform", "uniform"), ("d", "col_d"))}
-    show_plotly(sweep_figure(sweep, labels, TABLE_KEYS), key="scaling_sweep")
+    show_plotly(figure_spec(sweep_figure, sweep, labels, TABLE_KEYS), key="scaling_sweep")
 
 
 def two_seed_bound(se: dict) -> float:
@@ -231,8 +224,9 @@ def section_temperature(t) -> None:
         f"{w} {s:.1f}" for w, s in zip(words, NEXT_WORD_SCORES))))
     run = sampling()
     probs, one = run["probs"], TEMPERATURE_CHOICES.index(1.0)
-    show_plotly(temperature_sampling(words, probs, TEMPERATURE_CHOICES, run["samples"], run["entropy"], one, {
-        "title": t(f"{S}.lm_title"), "y": t(f"{S}.lm_y"), "slider": t(f"{S}.lm_slider")}), key="scaling_lm")
+    show_plotly(figure_spec(temperature_sampling, words, probs, TEMPERATURE_CHOICES, run["samples"], run["entropy"],
+                            one, {"title": t(f"{S}.lm_title"), "y": t(f"{S}.lm_y"), "slider": t(f"{S}.lm_slider")}),
+                key="scaling_lm")
     top = int(probs[one].argmax())
     st.caption(t(f"{S}.lm_caption", lo=f"{TEMPERATURE_CHOICES[0]:g}", hi=f"{TEMPERATURE_CHOICES[-1]:g}",
                  top=words[top], p_lo=f"{probs[0, top]:.3f}", p_one=f"{probs[one, top]:.3f}",

@@ -2,7 +2,8 @@
 in order and keeps the preset and the cut-off outside the sections: changing them reruns every section.
 
 ``section_lines``: the selected token (a selectbox, or a click on a token marker), its lines and outlined row;
-``section_heads``: the three heads; ``section_mix``: their mixing by W_O (the page runs these three as one fragment,
+``section_heads``: the three heads; ``section_question``: how a layer combines them (asked before the answer);
+``section_mix``: their mixing by W_O (the page runs these three as one fragment,
 so a token click reruns them only); ``section_forward``: where the lesson goes on (real word vectors: lesson 6).
 Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is moved to the
 selected row on the dict (charts.self_attention.outline_row), so a token click builds one figure.
@@ -22,9 +23,10 @@ from attention_core.self_attention import (
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, translator
+from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, predict_then_reveal, translator
 from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
+from ui.i18n import percent
 from ui.links import url_selectbox
 
 S = "self_attention"
@@ -88,7 +90,7 @@ def heat(weights, tokens, row, **kwargs) -> dict:
 
 
 def tops(tokens, row, count: int = 3) -> str:
-    return ("、" if translator().lang == "ja" else ", ").join(f"{md_escape(tokens[j])} {row[j]:.1%}" for j in top_targets(row, count))
+    return ("、" if translator().lang == "ja" else ", ").join(f"{md_escape(tokens[j])} {percent(row[j])}" for j in top_targets(row, count))
 
 
 def _on_token_click():  # click on a token marker -> the selected token (the selectbox follows)
@@ -115,7 +117,7 @@ def section_lines(t, preset_id: str, cutoff: float) -> int:
                           key_label=t(f"{S}.key_label"))
         show_plotly(fig, key="sa_lines", on_select=_on_token_click, selection_mode="points")
         st.caption(t(f"{S}.lines_caption", token=md_escape(tokens[sel]), pos=sel + 1, top=tops(tokens, row),
-                     shown=int(keep.sum()), n=n, mass=f"{row[keep].sum():.1%}", cutoff=f"{cutoff:.0%}"))
+                     shown=int(keep.sum()), n=n, mass=percent(row[keep].sum()), cutoff=percent(cutoff, 0)))
     with right:
         show_plotly(heat(coref, tokens, sel, title=t(f"{S}.heat_title"), value_label=t(f"{S}.value_label"),
                          height=fig["layout"]["height"], axis_titles=heatmap_axes(t)), key="sa_heat")
@@ -156,7 +158,7 @@ def section_heads(t, preset_id: str, sel: int) -> None:
                 show_plotly(outline_row(spec, sel), key=f"sa_head_{name}")
                 target = top_targets(weights[sel], 1)[0]
                 st.caption(t(f"{S}.head_caption", source=md_escape(tokens[sel]), target=md_escape(tokens[target]),
-                             weight=f"{weights[sel, target]:.1%}"))
+                             weight=percent(weights[sel, target])))
                 csv_download(t(f"{S}.download_head"), _csv_texts(t, preset.id)[0][k],
                              f"self_attention_{preset.id}_{name}.csv", key=f"sa_head_csv_{name}")
     st.page_link("lessons/pretrained.py", label=t(f"{S}.trained_heads_link"), icon=":material/arrow_forward:")
@@ -164,6 +166,13 @@ def section_heads(t, preset_id: str, sel: int) -> None:
 
 def _numbers(values) -> list[str]:
     return ["" if v != v else f"{v:+.2f}" for v in values]  # NaN (no number in this head's columns) -> empty cell
+
+
+def section_question(t, preset_id: str) -> bool:
+    """How does a layer combine the heads? Asked before section_mix, which shows it; True once answered."""
+    parts = sa_mix(preset_id)
+    h, n, d_v = parts.head_outputs.shape
+    return predict_then_reveal(t, S, 4, 3, key="sa_predict", h=h, n=n, d_v=d_v, hd=parts.concat.shape[1])
 
 
 def section_mix(t, preset_id: str, sel: int) -> None:

@@ -34,7 +34,7 @@ from ui import self_attention as lesson3
 from ui.common import csv_download, heatmap_axes, md_escape
 from ui.display import show_plotly
 from ui.figures import figure_spec
-from ui.i18n import Translator, sci
+from ui.i18n import Translator, percent, sci
 
 S = "summary"
 RNN_SETTING = {"hidden": 32, "radius": 0.9, "seed": 0}  # lesson 1's defaults
@@ -207,7 +207,7 @@ def section_qkv(t: Translator) -> None:
     lib, found = f["lib"], f["found"]
     titles = [b.title[t.lang] for b in lib.books]
     text = t(f"{S}.claim_qkv", query=md_escape(lib.queries[0].text[t.lang]), book=md_escape(titles[f["best"]]),
-             share=f"{f['share']:.1%}", books=f["books_used"], n=len(titles))
+             share=percent(f["share"]), books=f["books_used"], n=len(titles))
     claim(t, Claim("qkv", text), lambda: show_plotly(figure_spec(
         blend_bar, titles, lib.values, found.weights, found.output, t("qkv.mix"), t("qkv.output"), t("qkv.share"),
         title=t(f"{S}.fig_qkv")), key="summary_qkv"))
@@ -217,7 +217,7 @@ def section_self_attention(t: Translator) -> None:
     f = facts_self_attention(t.lang)
     preset = f["preset"]
     text = t(f"{S}.claim_self_attention", n=f["n"], pairs=f["pairs"], pronoun=preset.tokens[preset.pronoun],
-             target=preset.tokens[f["target"]], share=f"{f['share']:.1%}")
+             target=preset.tokens[f["target"]], share=percent(f["share"]))
     claim(t, Claim("self_attention", text), lambda: show_plotly(lesson3.heat(
         f["weights"], preset.tokens, preset.pronoun, title=t(f"{S}.fig_self_attention"),
         value_label=t("common.weight"), axis_titles=heatmap_axes(t)), key="summary_self_attention"))
@@ -239,7 +239,7 @@ def section_causal(t: Translator) -> None:
     f = facts_causal()
     causal = f["results"]["causal"]
     text = t(f"{S}.claim_causal", masked=f["masked"], above=f"{f['causal_max_above']:g}",
-             first=f"{f['first_self']:.0%}", dim=RANDOM_DIM, seed=CAUSAL_SEED)
+             first=percent(f["first_self"], 0), dim=RANDOM_DIM, seed=CAUSAL_SEED)
     claim(t, Claim("causal", text), lambda: show_plotly(figure_spec(
         weights_heatmap, causal.weights, f["words"], title=t(f"{S}.fig_causal"), hidden=~causal.mask,
         value_label=t("common.weight"), highlight_row=0, axis_titles=heatmap_axes(t)), key="summary_causal"))
@@ -252,8 +252,8 @@ def section_learned(t: Translator, kv) -> None:
     with st.spinner(t(f"{S}.training")):
         f = facts_learned(kv)
     labels = [t(f"{S}.bar_untrained"), t(f"{S}.bar_trained")]
-    text = t(f"{S}.claim_glove", held=f["held"], before=f"{f['before']:.1%}", after=f"{f['after']:.1%}",
-             chance=f"{f['chance']:.0%}")
+    text = t(f"{S}.claim_glove", held=f["held"], before=percent(f["before"]), after=percent(f["after"]),
+             chance=percent(f["chance"], 0))
     claim(t, Claim("glove", text), lambda: show_plotly(figure_spec(
         weight_bars, labels, [f["before"], f["after"]], title=t(f"{S}.fig_glove"), highlight=1,
         value_label=t(f"{S}.bar_value"), as_percent=True, y_range=(0.0, 100.0)), key="summary_glove"))

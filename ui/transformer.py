@@ -21,7 +21,8 @@ from attention_core.transformer import (
 from charts.bars import change_bars
 from charts.transformer import feature_heatmap
 from ui.common import (
-    MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    BOX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    text_limits,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -63,8 +64,9 @@ class Controls(NamedTuple):
 def controls(t) -> Controls:
     """The sentence, GloVe or random vectors, and the seed of the untrained weights, in one row."""
     c1, c2, c3 = st.columns([3, 2, 1], gap="medium")
-    text = c1.text_input(t("transformer.text_label"), value=DEFAULT_TEXT, max_chars=MAX_CHARS, key="transformer_text",
+    text = c1.text_input(t("transformer.text_label"), value=DEFAULT_TEXT, max_chars=BOX_CHARS, key="transformer_text",
                          bind="query-params")
+    c1.caption(text_limits(t))
     use_glove, seed = vector_controls(t, S, c2, c3)
     return Controls(text, use_glove, seed)
 
@@ -82,9 +84,9 @@ def section_vectors(t, c: Controls) -> Sentence | None:
     found = sentence_vectors(t, S, c.text, c.use_glove, c.seed)
     if found is None:
         return None
-    X, words, _ = found
+    X, words, kv = found
     n, d = X.shape
-    st.caption(t("transformer.vectors_glove" if c.use_glove else "transformer.vectors_random", n=n, d=d))
+    st.caption(t("transformer.vectors_glove" if kv is not None else "transformer.vectors_random", n=n, d=d))
     st.caption(t("transformer.untrained_note"))
     return Sentence(X, words, [md_escape(w) for w in words], position_labels(words), c.seed)
 

@@ -8,6 +8,7 @@ import streamlit as st
 from attention_core.attention import MAX_SEED
 from attention_core.causal import RANDOM_DIM, random_word_vectors
 from attention_core.glove import embed, split_known
+from attention_core.text import has_japanese
 from ui.common import glove_vectors, sentence_tokens, show_unknown
 
 
@@ -29,18 +30,26 @@ def vector_controls(t, section: str, glove_column, seed_column) -> tuple[bool, i
     return use_glove, seed
 
 
+def glove_cannot_read(text: str, tokens: list[str], kv) -> bool:
+    """True for a sentence GloVe's English vectors cannot carry: Japanese, or not one word GloVe knows."""
+    return has_japanese(text) or not split_known(tokens, kv)[0]
+
+
 def sentence_vectors(t, section: str, text: str, use_glove: bool, seed: int):
-    """The text's tokens -> (X, known words, the GloVe vectors or None); None (with a message shown) when there is
-    no usable sentence, no vectors, or no known word (locales ``<section>.no_known``)."""
+    """The text's tokens -> (X, known words, the GloVe vectors, or None when the vectors are seeded random); None
+    (with a message shown) when there is no usable sentence or no vectors.
+
+    A sentence GloVe cannot read (Japanese, or no word it knows) runs on seeded random vectors instead, and the page
+    says so once: the GloVe switch stays on for the next English sentence."""
     tokens = sentence_tokens(t, text)
     if tokens is None:
         return None
     kv = glove_vectors(t) if use_glove else None
     if use_glove and kv is None:
         return None
+    if use_glove and glove_cannot_read(text, tokens, kv):
+        st.info(t("common.glove_fallback", seed=seed), icon=":material/translate:")
+        use_glove, kv = False, None
     X, words, unknown = word_vectors(tuple(tokens), use_glove, 0 if use_glove else seed, _kv=kv)
     show_unknown(t, unknown)
-    if not words:
-        st.warning(t(f"{section}.no_known"))
-        return None
     return X, words, kv

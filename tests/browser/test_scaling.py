@@ -16,6 +16,9 @@ def test_play_button_sweeps_d_from_4_to_1024(page, app_url, lang):
     # a pages/ folder as a v1 multipage app until st.navigation has run once (why the lessons live in lessons/).
     open_page(page, app_url, "", f"lang={lang}")
     open_page(page, app_url, "scaling", f"lang={lang}")
+    header = {"en": "Watch d grow", "ja": "d を大きくしていく"}[lang]
+    expect(page.get_by_role("heading", name=header)).to_have_count(0)  # the d player waits below the question
+    rerun_after(page, page.locator("[data-testid='stMain'] [data-testid='stRadio'] [role='radiogroup'] label").first.click)
     anim = page.locator(".js-plotly-plot").filter(has=page.locator("g.slider-group")).first
     anim.scroll_into_view_if_needed()
     label = anim.locator("g.slider-group > text.slider-label")

@@ -125,7 +125,7 @@ def test_head_maps_stay_legible_at_1280x720(page, app_url, lang):
         wait_still(page.locator(sel).nth(i))
     boxes = page.evaluate(HEAD_PLOT_JS, sel)
     assert len(boxes) == 3
-    n = 12 if lang == "en" else 14  # the tokens of the language's default sentence
+    n = 12 if lang == "en" else 13  # the tokens of the language's default sentence
     for box in boxes:
         assert box["w"] >= 14 * n, boxes  # at least 14 px per column
         assert box["h"] >= 14 * n, boxes
