@@ -93,11 +93,16 @@ def template_regex(template: str) -> re.Pattern:
     return re.compile("".join(out) + "$", re.DOTALL)
 
 
+def find_sentences(texts, key: str, lang: str) -> list[dict[str, str]]:
+    """The fields of every shown text that the locale sentence ``key`` wrote, in order."""
+    pattern = template_regex(strings(lang)[key])
+    return [m.groupdict() for m in (pattern.match(text.strip()) for text in texts) if m]
+
+
 def find_sentence(texts, key: str, lang: str) -> dict[str, str]:
     """The fields of the one shown text that the locale sentence ``key`` wrote, e.g. {"top": "animal 77.1%"}."""
-    pattern = template_regex(strings(lang)[key])
-    hits = [m.groupdict() for m in (pattern.match(text.strip()) for text in texts) if m]
-    assert len(hits) == 1, (key, len(hits), pattern.pattern[:120])
+    hits = find_sentences(texts, key, lang)
+    assert len(hits) == 1, (key, len(hits), strings(lang)[key][:120])
     return hits[0]
 
 
