@@ -77,6 +77,23 @@ def assert_attention_map(fig: dict, weights, row_labels, col_labels, lang: str, 
     np.testing.assert_allclose(z[shown], expected[shown], atol=atol)
 
 
+def bar_values(fig: dict) -> list[float]:
+    """The bar lengths of a one-trace bar chart, in category order (the books top to bottom or left to right)."""
+    bars = [tr for tr in fig["data"] if tr.get("type") == "bar"]
+    assert len(bars) == 1, [tr.get("type") for tr in fig["data"]]
+    bar = bars[0]
+    values = decode_array(bar["x"] if bar.get("orientation") == "h" else bar["y"])
+    return [float(v) for v in values]
+
+
+def bar_labels(fig: dict) -> list[str]:
+    bar = next(tr for tr in fig["data"] if tr.get("type") == "bar")
+    axis = fig["layout"]["yaxis" if bar.get("orientation") == "h" else "xaxis"]
+    if axis.get("ticktext"):
+        return [str(s) for s in axis["ticktext"]]
+    return [str(s) for s in (bar["y"] if bar.get("orientation") == "h" else bar["x"])]
+
+
 def template_regex(template: str) -> re.Pattern:
     """A locale sentence with ``{name}`` (or ``{name:.2f}``) fields -> a regex with one named group per field.
     Markdown emphasis (``**``) around a field is optional in the shown text (st.caption keeps it, a table does not)."""

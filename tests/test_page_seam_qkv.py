@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.apptest_utils import assert_clean, decode_array, open_page
-from tests.seam import figure, find_sentence, find_sentences, heatmap, number, strings, texts, title_text
+from tests.apptest_utils import assert_clean, open_page
+from tests.seam import bar_labels, bar_values, figure, find_sentence, find_sentences, heatmap, number, strings, texts, title_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "qkv.toml"
 
@@ -30,23 +30,6 @@ def reference():
     weights = [v / sum(e) for v in e]
     output = [sum(w * book["value"][c] for w, book in zip(weights, lib["books"])) for c in range(3)]
     return q, dots, scores, weights, output
-
-
-def bar_values(fig: dict) -> list[float]:
-    """The bar lengths of a one-trace bar chart, in category order (the books top to bottom or left to right)."""
-    bars = [tr for tr in fig["data"] if tr.get("type") == "bar"]
-    assert len(bars) == 1, [tr.get("type") for tr in fig["data"]]
-    bar = bars[0]
-    values = decode_array(bar["x"] if bar.get("orientation") == "h" else bar["y"])
-    return [float(v) for v in values]
-
-
-def bar_labels(fig: dict) -> list[str]:
-    bar = next(tr for tr in fig["data"] if tr.get("type") == "bar")
-    axis = fig["layout"]["yaxis" if bar.get("orientation") == "h" else "xaxis"]
-    if axis.get("ticktext"):
-        return [str(s) for s in axis["ticktext"]]
-    return [str(s) for s in (bar["y"] if bar.get("orientation") == "h" else bar["x"])]
 
 
 def vector(text: str) -> list[float]:
