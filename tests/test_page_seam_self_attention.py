@@ -2,6 +2,7 @@
 preset_heads): the coreference map and the three head maps (axes, labels, z[query][key]), their titles, the outlined
 row, the lines caption's top three and the head captions, in both languages."""
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -54,9 +55,11 @@ def test_maps_axes_titles_and_captions_show_the_hand_designed_heads(lang):
     assert title_text(coref["layout"]) == words["self_attention.heat_title"]
     assert_attention_map(coref, heads[0], tokens, tokens, lang)
     assert outlined_row(coref) == pronoun
-    for name, weights in zip(("coreference", "syntax", "previous_word"), heads):
+    for k, (name, weights) in enumerate(zip(("coreference", "syntax", "previous_word"), heads)):
         fig = figure(at, f"sa_head_{name}")
-        assert title_text(fig["layout"]) == words[f"self_attention.head_{name}"]
+        title = title_text(fig["layout"])
+        assert title == words[f"self_attention.head_{name}"]
+        assert re.search(rf"(?<!\d){k + 1}(?!\d)", title), ("the k-th map is titled head k", k + 1, title)
         assert_attention_map(fig, weights, tokens, tokens, lang)
         assert outlined_row(fig) == pronoun
 
