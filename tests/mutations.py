@@ -39,6 +39,8 @@ MUTATIONS = [
              (('axis_key = "key"', 'axis_key = "query"'), ('axis_query = "query"', 'axis_query = "key"'))),
     Mutation("ja heat-map axes: クエリ and キー swapped", "causal", "locales/ja/common.toml",
              (('axis_key = "キー"', 'axis_key = "クエリ"'), ('axis_query = "クエリ"', 'axis_query = "キー"'))),
+    Mutation("ja token lines: クエリ and キー swapped (lesson 3)", "self_attention", "locales/ja/self_attention.toml",
+             (('query_label = "クエリ"', 'query_label = "キー"'), ('key_label = "キー"', 'key_label = "クエリ"'))),
     Mutation("every attention heat map transposed (z[key][query])", "self_attention", "charts/matrix.py",
              (('"z": arr(z),', '"z": arr(z.T),'),)),
     Mutation("heat maps: first query drawn at the bottom", "causal", "charts/matrix.py",
