@@ -67,7 +67,7 @@ def test_steps_table_and_ratio_follow_the_recurrence(lang, glove):
     fig = figure(at, "rnn_influence")
     assert title_text(fig["layout"]["xaxis"]) == w["rnn.fig1_x"]
     ticks = dict(zip(fig["layout"]["xaxis"]["tickvals"], fig["layout"]["xaxis"]["ticktext"]))
-    assert ticks and all(words[int(round(v)) - (0 if min(ticks) == 0 else 1)] == text for v, text in ticks.items())
+    assert ticks and all(words[int(round(v)) - 1] == text for v, text in ticks.items())  # x = position t, from 1
     table = next(df.value for df in at.dataframe if w["rnn.col_rnn_steps"] in df.value.columns)
     assert table[w["rnn.col_word"]].tolist() == words
     assert table[w["rnn.col_position"]].tolist() == list(range(1, n + 1))
