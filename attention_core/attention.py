@@ -24,22 +24,38 @@ def as_generator(seed: SeedLike) -> np.random.Generator:
 
 
 def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
-    """x: (...) -> same shape, non-negative, summing to 1 along ``axis``.
+    """x: (...) -> same shape, non-negative, summing to 1 along ``axis``: the core's one softmax.
 
     Stable for scores up to +-1e6 (the maximum is subtracted before dividing by the
-    temperature, so nothing overflows); entries at -inf get weight exactly 0.
+    temperature, so nothing overflows); entries at -inf get weight exactly 0. float32 scores
+    (lesson 8's model) stay float32; anything else is computed in float64.
     """
-    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(_shifted(x, axis, temperature))
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+def log_softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    """x: (...) -> same shape, log(softmax(x)) computed as shifted - log-sum-exp: finite where a weight underflows."""
+    shifted = _shifted(x, axis, temperature)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _shifted(x, axis: int, temperature: float) -> np.ndarray:
+    """x: (...) -> a new array of its shape, (x - max along axis) / temperature, <= 0 everywhere (input checked)."""
+    x = np.asarray(x)
+    x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
     if not np.isfinite(temperature) or temperature <= 0:
         raise ValueError(f"temperature must be a positive finite number, got {temperature!r}")
-    if np.isnan(x).any() or np.isposinf(x).any():
+    peak = np.max(x, axis=axis, keepdims=True)  # NaN and +inf reach the maximum of their slice
+    if np.isnan(peak).any() or np.isposinf(peak).any():
         raise ValueError("softmax scores must be finite numbers or -inf (found NaN or +inf)")
-    peak = np.max(x, axis=axis, keepdims=True)
     if np.isneginf(peak).any():
         raise ValueError("softmax got a slice whose scores are all -inf: every key is masked for some query")
-    shifted = (x - peak) / temperature  # <= 0 everywhere, so exp never overflows
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    shifted = x - peak  # <= 0 everywhere, so exp never overflows
+    if temperature != 1:
+        shifted /= temperature
+    return shifted
 
 
 def attention_scores(Q, K, mask=None, scale: bool = True) -> np.ndarray:

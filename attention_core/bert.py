@@ -1,4 +1,6 @@
-"""BERT's encoder (Devlin et al. 2019) in NumPy: the forward pass (weights: bert_weights, float32 ops: bert_ops).
+"""BERT's encoder (Devlin et al. 2019) in NumPy: the app's fast forward pass (weights: bert_weights, float32 ops:
+bert_ops). A learner reads attention_core/bert_readable.py, the same computation one step per function; the tests
+hold this file to it.
 
 Post-norm form: X = LayerNorm(word + position + type embeddings), then per layer
 H = LayerNorm(X + MultiHeadAttention(X)), X = LayerNorm(H + W_2 GELU(W_1 H)), with GELU's exact erf form.
@@ -12,9 +14,8 @@ import math
 
 import numpy as np
 
-from attention_core.bert_ops import (
-    _gelu_float32_into, _layer_norm_columns, _linear, _softmax_rows_in_place, gelu, layer_norm,
-)
+from attention_core.attention import softmax
+from attention_core.bert_ops import _gelu_float32_into, _layer_norm_columns, _linear, gelu, layer_norm
 from attention_core.bert_weights import BertConfig, BertWeights, Encoding, LayerWeights
 from attention_core.blas import single_blas_thread
 
@@ -60,7 +61,7 @@ def _attention(layer: LayerWeights, xt: np.ndarray, spans: list[slice], key_bias
 
         scores = np.matmul(heads(q).transpose(0, 2, 1), heads(k), out=out)  # (heads, n, n)
         scores += key_bias
-        _softmax_rows_in_place(scores)
+        scores[...] = softmax(scores)  # (written into this sentence's weights)
         np.matmul(heads(v), scores.transpose(0, 2, 1), out=heads(s.context))  # context.T = V.T A.T, head by head
     return s.context
 

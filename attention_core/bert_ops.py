@@ -1,5 +1,6 @@
-"""The float32 pieces of BERT's forward pass: erf and GELU (exact form, rational erf), LayerNorm, softmax and a
-feature-major linear layer, each in place where the pass needs it and as a plain function for tests."""
+"""The float32 pieces of BERT's fast forward pass (attention_core/bert.py): GELU (exact form, a rational erf),
+LayerNorm and a feature-major linear layer, each in place where the pass needs it (the softmax is
+attention_core.attention's; the readable pass is attention_core/bert_readable.py)."""
 
 from __future__ import annotations
 
@@ -38,12 +39,6 @@ def _erf_float32_into(z: np.ndarray, out: np.ndarray, z2: np.ndarray, q: np.ndar
     return out
 
 
-def erf_float32(x: np.ndarray) -> np.ndarray:
-    """x: (...) -> same shape float32 erf(x), a few float32 ulp from the exact value; a new array."""
-    z = np.array(x, dtype=np.float32)
-    return _erf_float32_into(z, np.empty_like(z), np.empty_like(z), np.empty_like(z))
-
-
 def _gelu_float32_into(x: np.ndarray, out: np.ndarray, z: np.ndarray, z2: np.ndarray, q: np.ndarray) -> np.ndarray:
     """x: (...) float32 -> ``out`` = gelu(x) (out may be x itself); z, z2, q: scratch of the same shape."""
     np.multiply(x, np.float32(1 / math.sqrt(2)), out=z)
@@ -57,7 +52,7 @@ def _gelu_float32_into(x: np.ndarray, out: np.ndarray, z: np.ndarray, z2: np.nda
 def gelu(x: np.ndarray) -> np.ndarray:
     """x: (...) -> same shape x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), the exact form BERT uses; a new array.
 
-    float32 goes through erf_float32's approximation (a few ufuncs, no scipy); other dtypes through scipy's erf.
+    float32 goes through the rational erf above (a few ufuncs, no scipy); other dtypes through scipy's erf.
     """
     if x.dtype == np.float32:
         return _gelu_float32_into(x, np.empty_like(x), np.empty_like(x), np.empty_like(x), np.empty_like(x))
@@ -88,20 +83,6 @@ def _layer_norm_columns(xt: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps:
     xt *= gain[:, None]
     xt += bias[:, None]
     return xt
-
-
-def softmax_rows(scores: np.ndarray) -> np.ndarray:
-    """scores: (..., n) -> same shape, each row non-negative and summing to 1 (maximum subtracted first)."""
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _softmax_rows_in_place(scores: np.ndarray) -> np.ndarray:
-    """scores: (..., n) -> the same array, each row as softmax_rows makes it."""
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
-    return scores
 
 
 def _linear(w: np.ndarray, b: np.ndarray, xt: np.ndarray, out: np.ndarray) -> np.ndarray:

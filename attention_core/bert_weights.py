@@ -1,5 +1,5 @@
 """BERT's weights in NumPy: the config's sizes, the tensors read from safetensors (read-only), or a seeded
-initialisation of the same shapes (the untrained twin), and how many numbers they hold. Nothing is global."""
+initialisation of the same shapes (the untrained copy), and how many numbers they hold. Nothing is global."""
 
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 def initial_weights(config: BertConfig, seed: int, pad_id: int = 0) -> BertWeights:
-    """config, seed -> BertWeights at BERT's initialisation, read-only float32: the untrained twin's weights.
+    """config, seed -> BertWeights at BERT's initialisation, read-only float32: the untrained copy's weights.
 
     Linear weights and embeddings ~ normal(0, 0.02), the padding row (``pad_id``) 0, biases 0, LayerNorm gain 1
     and bias 0. Same seed, same weights.

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .attention import SeedLike, as_generator, random_projection
+from .attention import SeedLike, as_generator, log_softmax, random_projection, softmax
 from .blas import single_blas_thread
 
 ADAM_BETA1 = 0.9
@@ -121,16 +121,9 @@ def _scores(W_q, W_k, H, mask, query):
     return q, np.where(mask, scores, -np.inf)
 
 
-def _log_softmax(scores: np.ndarray) -> np.ndarray:
-    """scores: (m, n) with -inf on padding -> log of the softmax weights, stable (log-sum-exp)."""
-    peak = np.max(scores, axis=-1, keepdims=True)
-    shifted = scores - peak
-    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
-
-
 def query_weights(W_q, W_k, H, mask, query) -> np.ndarray:
     """W_q, W_k: (d, d_k), H: (m, n, d), mask: (m, n), query: (m,) -> each query's attention row (m, n), 0 on padding."""
-    return np.exp(_log_softmax(_scores(np.asarray(W_q), np.asarray(W_k), H, mask, query)[1]))
+    return softmax(_scores(np.asarray(W_q), np.asarray(W_k), H, mask, query)[1])
 
 
 def loss_and_gradients(W_q, W_k, H, mask, query, answer, weight_decay: float = 0.0):
@@ -140,7 +133,7 @@ def loss_and_gradients(W_q, W_k, H, mask, query, answer, weight_decay: float = 0
     m, rows = H.shape[0], np.arange(H.shape[0])
     root = np.sqrt(W_q.shape[1])
     q, scores = _scores(W_q, W_k, H, mask, query)
-    log_a = _log_softmax(scores)
+    log_a = log_softmax(scores)
     loss = -np.mean(log_a[rows, answer]) + 0.5 * weight_decay * (np.sum(W_q**2) + np.sum(W_k**2))
     g = np.exp(log_a)
     g[rows, answer] -= 1.0

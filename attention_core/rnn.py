@@ -15,7 +15,6 @@ attention_core.attention (rows are tokens, Q = X W_q).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -93,25 +92,6 @@ def rnn_states(X, weights: ElmanWeights, h0=None) -> np.ndarray:
     return H
 
 
-def rnn_input_jacobians(X, weights: ElmanWeights) -> np.ndarray:
-    """X: (T, d_in) -> J: (T, hidden, d_in), J[t] = d h_T / d x_t (exact chain rule, h_T the last state).
-
-    d h_T / d x_t = D_T W_h D_{T-1} W_h ... D_{t+1} W_h D_t W_x with D_k = diag(1 - h_k^2).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"rnn_input_jacobians takes one sentence (T, d_in), got shape {X.shape}")
-    H = rnn_states(X, weights)
-    T = X.shape[0]
-    J = np.empty((T, weights.hidden, weights.d_in))
-    back = np.eye(weights.hidden)  # d h_T / d h_t, starting at t = T (identity)
-    for t in range(T - 1, -1, -1):
-        through_tanh = back * (1.0 - H[t] ** 2)  # (d h_T / d h_t) D_t, D_t diagonal
-        J[t] = through_tanh @ weights.W_x
-        back = through_tanh @ weights.W_h
-    return J
-
-
 def rnn_states_after(X, weights: ElmanWeights, lengths):
     """X: (N, T, d_in), lengths: increasing ints in 1..T -> yields (L, h (N, hidden)), the state after the first L words.
 
@@ -185,11 +165,11 @@ def spectral_norms(J) -> np.ndarray:
 
 
 def rnn_jacobian_norms(X, weights: ElmanWeights, dtype=np.float32) -> np.ndarray:
-    """X: (T, d_in) -> (T,) spectral_norms(rnn_input_jacobians(X, weights)), computed faster.
+    """X: (T, d_in) -> (T,) the spectral norms of d h_T / d x_t, the RNN's last state by each input.
 
     The backward chain d h_T / d h_t runs in ``dtype`` (float32: half the time of float64) and is renormalised at
     every step, its scale kept as a float64 logarithm, so nothing underflows even at radius 0.1 (norms ~1e-44).
-    Agrees with the float64 Jacobians to ~1e-6 relative (tests/test_rnn_claims.py).
+    Agrees with the float64 Jacobians (tests/reference_rnn.py) to ~1e-6 relative (tests/test_rnn_claims.py).
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
@@ -241,11 +221,10 @@ class Profile:
     attention_steps: np.ndarray
 
 
-@functools.lru_cache(maxsize=32)
 def _profile_draws(d_in: int, hidden: int, seed: int) -> tuple[ElmanWeights, float, AttentionWeights]:
-    """-> (the RNN with its W_h as drawn, that W_h's spectral radius, the attention layer), read-only, memoised.
+    """-> (the RNN with its W_h as drawn, that W_h's spectral radius, the attention layer), read-only.
 
-    A new spectral radius only rescales W_h, so it reuses the eigenvalues instead of computing them again.
+    The caller rescales W_h to the spectral radius it wants (ui/rnn.py caches whole profiles, per setting).
     """
     rng = as_generator(seed)
     W_x = rng.normal(0.0, 1.0 / np.sqrt(d_in), size=(hidden, d_in))

@@ -1,4 +1,4 @@
-"""Lesson 8's trained model: load time and memory, forward-pass cost, the analyses' cost, and what the heads do.
+"""Lesson 8's trained model: load time and memory, forward-pass cost, the measurements' cost, and what the heads do.
 
     .venv/bin/python -m bench.bench_pretrained               # everything, medians of 15 runs
     .venv/bin/python -m bench.bench_pretrained --repeats 5
@@ -42,16 +42,16 @@ def memory_of_loading() -> None:
     start = time.perf_counter()
     model = pretrained.load_model()
     loaded = time.perf_counter() - start
-    pretrained.attention_maps(FAMOUS, model)  # touches embeddings rows and every layer's weights
+    pretrained.read_text(FAMOUS, model)  # touches embeddings rows and every layer's weights
     after = {f: _status_kb(f) for f in before}
     print(f"first load_model(): {loaded * 1000:.0f} ms (file in the page cache); after one forward pass:")
     for f in before:
         print(f"  {f:8} +{(after[f] - before[f]) / 1024:6.1f} MB")
     copy_start = _status_kb("RssAnon")
-    twin_start = _status_kb("RssAnon")
-    pretrained.untrained_twin(0)
-    print(f"  the untrained twin (seed 0): RssAnon +{(_status_kb('RssAnon') - twin_start) / 1024:.1f} MB")
-    pretrained.forget_twins()
+    untrained_start = _status_kb("RssAnon")
+    untrained = pretrained.build_untrained_copy(0)
+    print(f"  the untrained copy (seed 0): RssAnon +{(_status_kb('RssAnon') - untrained_start) / 1024:.1f} MB")
+    del untrained
     tensors = pretrained.read_safetensors(pretrained.model_dir() / "model.safetensors")
     copied = {k: np.array(v) for k, v in tensors.items()}
     print(f"  for comparison, copying every tensor: RssAnon +{(_status_kb('RssAnon') - copy_start) / 1024:.1f} MB "
@@ -98,91 +98,71 @@ def forward_cost(repeats: int) -> None:
         print(describe(f"forward pass, {n} tokens, float64",
                        timed(lambda: pretrained.encoder_forward(wide, ids), repeats))
               + f"   vs float32: max |dw| {np.abs(narrow - double).max():.1e}, rows whose argmax moved: {changed}")
-    print(describe("attention_maps(famous sentence), 14 tokens",
-                   timed(lambda: pretrained.attention_maps(FAMOUS), repeats)))
-    print(describe("build_twin(seed) (uncached)",
-                   timed(lambda: pretrained.build_twin(5), max(3, repeats // 5))))
+    print(describe("read_text(famous sentence), 14 tokens",
+                   timed(lambda: pretrained.read_text(FAMOUS), repeats)))
+    print(describe("build_untrained_copy(seed)",
+                   timed(lambda: pretrained.build_untrained_copy(5), max(3, repeats // 5))))
 
 
 def analyses_cost(repeats: int) -> None:
-    from attention_core import pretrained, pretrained_sets
+    from attention_core import pretrained, pretrained_measure as measure, pretrained_sets
     sets = pretrained_sets.load_pretrained_sets()
-    model, twin = pretrained.load_model(), pretrained.untrained_twin(0)
+    model, untrained = pretrained.load_model(), pretrained.build_untrained_copy(0)
     runs = max(3, repeats // 5)
-    sentences = sum(len(v) for v in sets.kinds.values())
-    print(describe(f"head_catalogue, trained ({sentences} sentences)",
-                   timed(lambda: pretrained_sets.head_catalogue(model, sets), runs)))
-    print(describe("head_catalogue, twin", timed(lambda: pretrained_sets.head_catalogue(twin, sets), runs)))
-    print(describe(f"winograd_study, trained ({2 * len(sets.winograd)} sentences)",
-                   timed(lambda: pretrained_sets.winograd_study(model, sets), runs)))
-    print(describe("pair_twin_test (famous pair)",
-                   timed(lambda: pretrained_sets.pair_twin_test(model, sets.winograd[0]), repeats)))
-    texts = pretrained_sets.set_texts(sets)
+    texts = measure.set_texts(sets)
     print(describe(f"read_text one by one, the {len(texts)} texts of the sets",
                    timed(lambda: [pretrained.read_text(text, model) for text in texts], runs)))
     print(describe("read_texts, the same all together", timed(lambda: pretrained.read_texts(texts, model), runs)))
-    print(describe("set_results, trained (everything the page shows of the sets)",
-                   timed(lambda: pretrained_sets.set_results(model, sets), runs)))
-    print(describe("set_results, twin", timed(lambda: pretrained_sets.set_results(twin, sets), runs)))
+    print(describe("set_results, trained (every per-item outcome of the sets)",
+                   timed(lambda: measure.set_results(model, sets), runs)))
+    print(describe("set_results, untrained copy", timed(lambda: measure.set_results(untrained, sets), runs)))
+    mine, control = measure.set_results(model, sets), measure.set_results(untrained, sets)
+    print(describe("lesson_measures (splits, intervals, 2 x 5000 chance draws)",
+                   timed(lambda: measure.lesson_measures(mine, control, sets), runs)))
+
+
+def _count(c) -> str:
+    lo, hi = c.interval
+    return f"{c.k} of {c.n} ({c.share:.0%}, 95 % {lo:.0%}-{hi:.0%})"
 
 
 def findings() -> None:
-    from attention_core import pretrained, pretrained_heads as heads, pretrained_sets
+    from attention_core import pretrained, pretrained_measure as measure, pretrained_sets
     sets = pretrained_sets.load_pretrained_sets()
     model = pretrained.load_model()
-    twins = [pretrained.untrained_twin(seed) for seed in (0, 1, 2)]
-    for hide in (False, True):
-        print(f"\nhead catalogue ({'[CLS]/[SEP] hidden, rows renormalised' if hide else 'raw weights'}):"
-              " kind: trained best head, mean weight, accuracy | twin (seed 0) best | trained best by accuracy")
-        mine = pretrained_sets.head_catalogue(model, sets, hide)
-        control = pretrained_sets.head_catalogue(twins[0], sets, hide)
-        for kind in pretrained_sets.KINDS:
-            e, c = mine[kind], control[kind]
-            acc = "" if e.best_accuracy is None else f" acc {e.best_accuracy:.2f}"
-            cacc = "" if c.best_accuracy is None else f" acc {c.best_accuracy:.2f}"
-            by_acc = "" if e.scores.accuracy is None else f" | {heads.best_head(e.scores.accuracy).name} " \
-                                                          f"{heads.best_head(e.scores.accuracy).weight:.2f}"
-            print(f"  {kind:18} {e.best.name:6} {e.best.weight:.3f}{acc} ({e.scores.pairs} pairs, {e.sentences} "
-                  f"sentences) | twin {c.best.name:6} {c.best.weight:.3f}{cacc}{by_acc}")
-        if not hide:
-            sink = mine["sink"].scores.mean_weight
-            print(f"  sink: mean weight on [CLS] over all heads {sink.mean():.2f}; heads over half: "
-                  f"{int((sink > 0.5).sum())} of {sink.size}")
-    famous = sets.winograd[0]
-    print("\ntwin test:", " / ".join(famous.sentences))
-    for sentence in (*famous.sentences, "The animal didn't cross the street because it was too tired.",
-                     "The animal didn't cross the street because it was too wide."):
-        reading = pretrained.read_text(sentence, model)
-        words = [w.text for w in reading.words]
-        it = next(w for w in reading.words if w.text == "it")
-        spans = [next(w for w in reading.words if w.text == noun) for noun in ("animal", "street")]
-        w = heads.word_weights(reading.attentions[3, 1], (it.first, it.stop), [(s.first, s.stop) for s in spans])
-        top = heads.rank_heads(reading.attentions, (it.first, it.stop), (spans[0].first, spans[0].stop))[0]
-        print(f"  L3H1 it -> animal {w[0]:.3f}, street {w[1]:.3f}; top head for it -> animal {top.name} "
-              f"{top.weight:.3f}   [{words[-1]}, {len(reading.tokens)} tokens]")
-    for seed, twin in enumerate(twins):
-        reading = pretrained.read_text(FAMOUS, twin)
-        print(f"  twin seed {seed}: best head it -> animal "
-              f"{heads.rank_heads(reading.attentions, (9, 10), (2, 3))[0].weight:.3f}")
-    contracted = pretrained_sets.WinogradPair(
-        tuple(s.replace("did not", "didn't") + "." for s in famous.sentences), "it", famous.candidates, famous.answers)
-    for pair in (famous, contracted):
-        test = pretrained_sets.pair_twin_test(model, pair)
-        flipped = test.weights[:, test.flips]
-        print(f"  {pair.sentences[0][:30]}...: heads that flip: {int(test.flips.sum())} of {test.flips.size}, right "
-              f"in both: {int(test.right_in_both.sum())}; largest weight of a flipping head on either noun: "
-              f"{flipped.max() if flipped.size else float('nan'):.3f}")
-    margins = pretrained_sets.winograd_margins(model, sets)
-    for name, chosen in [("trained", model), *((f"twin seed {s}", t) for s, t in enumerate(twins))]:
-        m = margins if chosen is model else pretrained_sets.winograd_margins(chosen, sets)
-        scores = heads.winograd_scores(m)
-        print(f"\nWinograd, {name}, {scores.pairs} pairs: sentence accuracy best {scores.best.name} "
-              f"{scores.best.weight:.3f}, mean {scores.mean:.3f}; pair accuracy (both right) best "
-              f"{scores.pair_accuracy.max():.3f}, mean {scores.pair_accuracy.mean():.3f}")
-    even = np.arange(len(sets.winograd)) % 2 == 0
-    for label, chosen_on in (("even", even), ("odd", ~even)):
-        picked, rest = heads.held_out_choice(margins, chosen_on)
-        print(f"  picked on the {label} pairs: {picked.name} ({picked.weight:.3f}), on the other pairs {rest:.3f}")
+    mine = measure.set_results(model, sets)
+    controls = [measure.set_results(pretrained.build_untrained_copy(seed), sets) for seed in (0, 1, 2)]
+    found = measure.lesson_measures(mine, controls[0], sets)
+    print("\ncatalogue (picked on one half, scored on the other; untrained copy seed 0):")
+    for kind, row in found.catalogue.items():
+        held = row.trained.held_out_count
+        score = _count(held) if held is not None else f"mean weight {row.trained.held_out_mean:.3f}"
+        control = row.untrained.held_out_count
+        cscore = _count(control) if control is not None else f"mean weight {row.untrained.held_out_mean:.3f}"
+        base = "" if row.baseline is None else f" | rule {row.rule}: {_count(row.baseline)}"
+        print(f"  {kind:18} {row.trained.name:6} {score} (items {len(row.split.pick_idx)} / {len(row.split.score_idx)})"
+              f"{base} | untrained {row.untrained.name} {cscore}")
+    ref = found.referent
+    print(f"\nthe famous head L{ref.head[0]}H{ref.head[1]} over the {ref.items} 'it' sentences: "
+          + ", ".join(f"{k} {_count(c)}" for k, c in ref.counts.items())
+          + f"; a person among the nouns in {ref.person_items}, referent = subject in {_count(ref.subject_among_rest)}")
+    for name, study in (("agreement minimal pairs", found.agreement), ("Winograd pairs", found.winograd)):
+        print(f"\n{name}, {study.pairs} pairs: best {measure.hs.head_name(study.best)} {_count(study.best_count)}, "
+              f"mean head {study.mean:.3f}; best of {study.accuracy.size} by chance: mean {study.chance.mean:.3f}, "
+              f"95th percentile {study.chance.p95:.3f}, p {study.chance.p_value:.4f} ({study.chance.draws} draws)")
+        print(f"  picked on {len(study.split.pick_idx)} pairs: {study.held_out.name} "
+              f"{_count(study.held_out.pick_count)}"
+              f" there, held out {_count(study.held_out.held_out_count)}; untrained copy held out "
+              f"{_count(study.untrained_held_out.held_out_count)}; cells at 50 %: {study.half_cells}, heads preferring "
+              f"the same noun in every pair: {study.same_noun_heads}")
+    print(f"\n[CLS] cosine between the first and last preset, each layer's input: "
+          + " ".join(f"{c:.5f}" for c in mine.cls_cosine))
+    for seed, control in enumerate(controls):
+        print(f"  untrained copy seed {seed}: best head it -> animal {control.featured.weight:.3f}")
+    test = mine.featured_test
+    flipped = test.weights[:, test.flips]
+    print(f"the tired/wide minimal pair: heads that flip {int(test.flips.sum())} of {test.flips.size}, right in both "
+          f"{int(test.right_in_both.sum())}, largest weight of a flipping head {flipped.max():.3f}")
 
 
 def main() -> None:

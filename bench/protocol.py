@@ -9,6 +9,9 @@ elements, widgets among them), ``page_info_changed`` (the query string), and ``s
 Elements of 10 kB or more are cacheable: the browser keeps them and lists their hashes in later
 reruns, and the server then sends a small ``ref_hash`` message instead. `StreamlitTab` does the
 same, so the bytes it counts are the bytes a real browser receives.
+
+Read from 1.67.0's protos (STREAMLIT_VERSION): CONTRIBUTING.md's "Upgrading Streamlit" and
+tests/test_streamlit_compat.py check it against the installed Streamlit and the fields used here.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.widgets import Widget, is_widget_element
 
+STREAMLIT_VERSION = "1.67.0"  # the protocol this client speaks (ui/streamlit_compat.py holds the app's internals)
 STREAM_PATH = "/_stcore/stream"
 DEFAULT_MAX_CACHED_MESSAGE_AGE = 2  # NewSession.config.max_cached_message_age in 1.67
 SIDEBAR_WEIGHT = 0.15  # a student mostly plays with the lesson, now and then with the sidebar

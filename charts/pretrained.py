@@ -1,7 +1,9 @@
 """Lesson 8's model view: every head of a trained model as a small map, in one clickable Vega-Lite chart.
 
 All layers x heads maps stand in one grid (layer = row, head = column) drawn as a single rect mark: one view instead
-of 72 facets, so the browser lays out one scene (docs/pretrained-page.md has the measurement). A click on any cell
+of 72 facets, so the browser lays out one scene (docs/pretrained-page.md has the measurement). The grid has a fixed
+size in pixels in which every cell is square (a head's matrix is n x n: drawn 3:1, a diagonal looks like a slope), so
+the page draws it at its own width, not stretched to the column. A click on any cell
 selects its (layer, head) through the point selection ``MODEL_VIEW_SELECTION`` (st.vega_lite_chart(on_select=...)
 returns it); the opened head is outlined. The cells travel as an Arrow table (``model_view_table``), not as JSON
 inside the spec. No Streamlit here.
@@ -18,9 +20,21 @@ from charts.style import ACCENT
 
 MODEL_VIEW_SELECTION = "head"
 GAP = 2  # empty cells between two maps
-MAP_PX = 64  # the height of one head's map (its width follows the page's), whatever the sentence's length
+MAP_PX = 56  # one map is MAP_PX square whatever the sentence's length: 12 fit a 1280 px screen's column
+PHONE_MAP_PX = 20  # ... and a phone's (390 px)
+LABEL_PX = 13
 PADDING = 5
-AXIS_PX = (30, 24)  # room of the layer labels (left) and of the head labels (top): a fixed grid, clicks land alike
+
+
+def axis_px(label_px: int) -> tuple[int, int]:
+    """Room of the layer labels (left) and of the head labels (top) for labels of ``label_px``: fixed for a font size,
+    so a click lands where a test aims."""
+    return round(1.6 * label_px) + 10, round(1.4 * label_px) + 6
+
+
+def unit_px(tokens: int, map_px: int = MAP_PX) -> float:
+    """The side of one cell in px: a map of ``tokens`` x ``tokens`` cells is ``map_px`` wide and tall."""
+    return map_px / max(tokens, 1)
 
 
 def model_view_table(weights) -> pa.Table:
@@ -33,29 +47,43 @@ def model_view_table(weights) -> pa.Table:
                      "x": (head * step + k).astype(np.int16), "y": (layer * step + q).astype(np.int16)})
 
 
+def upright_keys(spec: dict) -> dict:
+    """A heat-map dict -> the same with its key labels standing upright (-90 degrees): with every key labelled, a
+    turned label's box is one line high, so no two overlap (Plotly's automatic 30 degrees made them overlap on a
+    projector). The input is not changed."""
+    layout = dict(spec.get("layout") or {})
+    layout["xaxis"] = {**(layout.get("xaxis") or {}), "tickangle": -90}
+    return {**spec, "layout": layout}
+
+
 def _label_expr(names: list[str], field: str) -> str:
     """A Vega expression picking names[datum.<field>] (the names JSON-quoted: user text stays a string literal)."""
     return f"{json.dumps(names, ensure_ascii=True)}[datum.{field}]"
 
 
 def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, layer_label: str, head_label: str,
-               query_label: str, key_label: str, value_label: str, title: str | None = None) -> dict:
+               query_label: str, key_label: str, value_label: str, title: str | None = None, map_px: int = MAP_PX,
+               label_px: int = LABEL_PX) -> dict:
     """tokens: (n,), a grid of layers x heads maps, ``opened`` = (layer, head) outlined -> a Vega-Lite spec (dict).
 
     The data is ``model_view_table(weights)``, passed beside the spec. Axes name the heads ("L3" / "H1", counted
     from 0 as the model's own files do); the hover gives the layer, head, query token, key token and exact weight.
+    Each map is ``map_px`` square (square cells); labels and the legend are ``label_px`` (presenter mode: larger).
+    The plot is exactly width x height px (autosize "pad": axes and legend are added around it, never squeezed in).
     """
     n = len(tokens)
     step = n + GAP
     names = [str(tok) for tok in tokens]
-    width, height = heads * MAP_PX, layers * MAP_PX
+    unit = unit_px(n, map_px)
+    width, height = (heads * step - GAP) * unit, (layers * step - GAP) * unit
+    room = axis_px(label_px)
     ticks = lambda count: [i * step + (n - 1) / 2 for i in range(count)]  # noqa: E731 - the centre of each map
     layer_text, head_text = json.dumps(layer_label), json.dumps(head_label)  # (labels stay string literals)
     x_axis = {"values": ticks(heads), "labelExpr": f"{head_text} + floor(datum.value / {step})", "title": None,
               "orient": "top", "grid": False, "ticks": False, "domain": False, "labelAngle": 0,
-              "minExtent": AXIS_PX[1], "maxExtent": AXIS_PX[1]}
+              "minExtent": room[1], "maxExtent": room[1]}
     y_axis = {"values": ticks(layers), "labelExpr": f"{layer_text} + floor(datum.value / {step})", "title": None,
-              "grid": False, "ticks": False, "domain": False, "minExtent": AXIS_PX[0], "maxExtent": AXIS_PX[0]}
+              "grid": False, "ticks": False, "domain": False, "minExtent": room[0], "maxExtent": room[0]}
     cells = {
         "mark": {"type": "rect", "cursor": "pointer"},
         "params": [{"name": MODEL_VIEW_SELECTION, "select": {"type": "point", "fields": ["layer", "head"],
@@ -75,7 +103,7 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                       "legend": {"title": value_label, "orient": "bottom", "gradientLength": 200}},
             "tooltip": [{"field": "name", "title": f"{layer_label} / {head_label}"},
                         {"field": "query", "title": query_label}, {"field": "key", "title": key_label},
-                        {"field": "weight", "title": value_label, "format": ".4f"}],
+                        {"field": "weight", "type": "quantitative", "title": value_label, "format": ".4f"}],
         },
     }
     layer, head = opened
@@ -87,10 +115,13 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                      "y": {"field": "y", "type": "quantitative"}, "y2": {"field": "y2"}},
     }
     # canvas, not SVG: one SVG element per cell made the first draw take seconds (docs/pretrained-page.md)
-    spec = {"width": width, "height": height, "padding": dict.fromkeys(("left", "right", "top", "bottom"), PADDING),
+    spec = {"width": round(width, 2), "height": round(height, 2), "autosize": {"type": "pad", "contains": "padding"},
+            "padding": dict.fromkeys(("left", "right", "top", "bottom"), PADDING),
             "layer": [cells, outline],
-            "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 13}, "mark": {"aria": False}},
+            "config": {"view": {"stroke": None}, "axis": {"labelFontSize": label_px},
+                       "legend": {"labelFontSize": label_px, "titleFontSize": label_px}, "mark": {"aria": False}},
             "usermeta": {"embedOptions": {"renderer": "canvas"}}}
     if title:
         spec["title"] = title
     return spec
+

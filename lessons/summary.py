@@ -7,7 +7,7 @@ from ui.common import glove_vectors, page_header, translator
 
 FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V"
 
-t = translator()
+t = summary.ClaimsSaid(translator().lang)  # keeps the claims it writes, for the CSV at the end
 page_header(t, "summary", FORMULA)
 kv = glove_vectors(t)  # two claims use the GloVe vectors; without them the page says so once and shows the rest
 summary.section_rnn(t, kv)
@@ -18,3 +18,4 @@ summary.section_causal(t)
 summary.section_learned(t, kv)
 st.divider()
 summary.section_further(t)
+summary.section_download(t)

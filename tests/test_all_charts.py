@@ -24,7 +24,7 @@ from charts.matrix import attention_heatmap, heatmap_height
 from charts.rnn import influence_chart, memory_probe_chart
 from charts.style import ACCENT, MASKED_GREY, SECOND
 from charts.tokens import LINE_TRACE_PREFIX, token_lines
-from charts.pretrained import model_view
+from charts.pretrained import model_view, upright_keys
 from charts.transformer import feature_heatmap
 from tests.apptest_utils import decode_array
 from ui.display import presenter_spec, touch_spec
@@ -67,6 +67,7 @@ def _cases() -> dict[str, tuple]:
         "outline_row": (outline_row, (first, 3), {}),
         "outline_row_none": (outline_row, (first, None), {}),
         "swap_matrix": (swap_matrix, (first, rows(5, 5, 1), "head 2"), {}),
+        "upright_keys": (upright_keys, (first,), {}),
         "feature_heatmap": (feature_heatmap, (np.random.default_rng(0).normal(size=(5, 8)), tokens), dict(title="PE")),
         "feature_heatmap_zero": (feature_heatmap, (np.zeros((2, 3)), ["a", "b"]), {}),
         "loss_curve": (loss_curve, (np.array([2.0, 1.0, 0.5]),), dict(title="loss")),

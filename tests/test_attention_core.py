@@ -195,3 +195,36 @@ def test_property_cold_temperature_approaches_argmax(x):
     gap = np.sort(x)[-1] - np.sort(x)[-2]
     w = softmax(x, temperature=gap / 50)  # e^-50 ~ 2e-22 for every runner-up
     assert w[np.argmax(x)] > 1 - 1e-15 * len(x) - 1e-20
+
+
+def test_the_core_has_one_softmax():
+    """Every softmax in attention_core is attention.softmax (or its log_softmax): no other definition anywhere."""
+    import re
+    from pathlib import Path
+
+    core = Path(__file__).resolve().parent.parent / "attention_core"
+    found = {path.name: re.findall(r"def (\w*softmax)\(", path.read_text(encoding="utf-8"))
+             for path in sorted(core.glob("*.py"))}
+    assert found.pop("attention.py") == ["softmax", "log_softmax"]
+    assert {name: defs for name, defs in found.items() if defs} == {}
+
+
+def test_log_softmax_is_the_log_of_softmax_and_stays_finite_where_a_weight_underflows():
+    from attention_core.attention import log_softmax, softmax
+
+    x = np.array([[0.5, -1.0, 2.0, -np.inf], [3.0, 3.0, 3.0, 3.0]])
+    with np.errstate(divide="ignore"):  # (log 0 = -inf for the masked entry, as wanted)
+        expected = np.log(np.array([[np.exp(0.5), np.exp(-1.0), np.exp(2.0), 0.0], [1.0, 1.0, 1.0, 1.0]])
+                          / np.array([[np.exp(0.5) + np.exp(-1.0) + np.exp(2.0)], [4.0]]))
+        np.testing.assert_allclose(log_softmax(x), expected, rtol=1e-12)
+        np.testing.assert_allclose(np.exp(log_softmax(x)), softmax(x), rtol=1e-12)
+    far = log_softmax(np.array([0.0, -2000.0]))
+    assert softmax(np.array([0.0, -2000.0]))[1] == 0.0 and far[1] == -2000.0  # exp(-2000) underflows; its log does not
+
+
+def test_float32_scores_keep_their_dtype_and_others_become_float64():
+    from attention_core.attention import softmax
+
+    assert softmax(np.zeros(3, dtype=np.float32)).dtype == np.float32
+    assert softmax(np.zeros(3, dtype=np.int64)).dtype == np.float64
+    np.testing.assert_allclose(softmax(np.array([1, 2, 3])), np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum(), rtol=1e-12)

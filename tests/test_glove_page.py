@@ -214,7 +214,7 @@ def test_training_button_trains_and_reports(X):
     at.radio(key="glove_cloud").set_value("trained").run()
     check_clean(at)
     assert any("trained head" in x for x in titles(at))
-    # the "wide" twin: after training "it" goes to "street"
+    # the "wide" sentence of the minimal pair: after training "it" goes to "street"
     at.text_input(key="glove_sentence").input(DEFAULT.replace("tired", "wide")).run()
     at.selectbox(key="glove_target").set_value("street").run()
     check_clean(at)

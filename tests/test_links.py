@@ -35,3 +35,68 @@ def test_a_retired_parameter_left_in_the_link_is_not_reported():
     before = {"sa_text": "the animal was tired", "sa_random": "true", "sa_seed": "3", "sa_preset": "animal"}
     after = dict(before)
     assert ignored_link_params(before, after, {"sa_preset": "animal"}) == []
+
+
+# --- follow_history: Back onto the entry Streamlit 1.67 adds when a sidebar link leaves a page ---------------------
+
+class _Rerun(Exception):
+    pass
+
+
+class _Params(dict):
+    def to_dict(self):
+        return dict(self)
+
+    def from_dict(self, values):
+        self.clear()
+        self.update(values)
+
+
+def _frame(monkeypatch, *, history: bool, sent: dict, now: dict, state: dict):
+    """One frame run of ui.links.follow_history with a fake Streamlit: -> (rerun asked, the URL after)."""
+    import types
+
+    from ui import links
+
+    params = _Params(now)
+    fake = types.SimpleNamespace(session_state=state, query_params=params, rerun=lambda: (_ for _ in ()).throw(_Rerun()))
+    monkeypatch.setattr(links, "st", fake)
+    monkeypatch.setattr(links, "history_navigation", lambda: history)
+    monkeypatch.setattr(links, "sent_query_params", lambda: dict(sent))
+    return fake, params
+
+
+def run_frame(monkeypatch, page: str, **kwargs) -> tuple[bool, dict]:
+    from ui.links import follow_history
+
+    _, params = _frame(monkeypatch, **kwargs)
+    try:
+        follow_history(page)
+    except _Rerun:
+        return True, params.to_dict()
+    return False, params.to_dict()
+
+
+def test_back_onto_the_entry_without_the_pages_parameters_writes_its_link_back(monkeypatch):
+    state = {"_url_page": "trained-model", "_url_choices": {"trained-model": {"pretrained_preset": "1"}}}
+    # the link leaves lesson 8: the browser sent its bound switch, Streamlit dropped it (and pushed an entry without it)
+    assert run_frame(monkeypatch, "scaling", history=False, sent={"pretrained_hide_special": "true", "lang": "ja"},
+                     now={"lang": "ja"}, state=state) == (False, {"lang": "ja"})
+    # Back lands on that entry: the link comes back (switch and choice), and the page runs again to read it
+    assert run_frame(monkeypatch, "trained-model", history=True, sent={"lang": "ja"}, now={"lang": "ja"},
+                     state=state) == (True, {"pretrained_hide_special": "true", "lang": "ja", "pretrained_preset": "1"})
+    # the rerun, and a later Back within the page, change nothing
+    assert run_frame(monkeypatch, "trained-model", history=False, sent={}, now={"lang": "ja"}, state=state)[0] is False
+    assert run_frame(monkeypatch, "trained-model", history=True, sent={}, now={"lang": "ja"}, state=state)[0] is False
+
+
+def test_nothing_is_restored_when_no_parameter_was_dropped_or_back_lands_elsewhere(monkeypatch):
+    state = {"_url_page": "self-attention", "_url_choices": {"self-attention": {"sa_token": "1"}}}
+    # a link that dropped nothing (the browser kept the page's own entry): Back there needs nothing
+    assert run_frame(monkeypatch, "causal", history=False, sent={}, now={}, state=state)[0] is False
+    assert run_frame(monkeypatch, "self-attention", history=True, sent={}, now={}, state=state) == (False, {})
+    # dropped, but Back lands on an entry with other parameters (not the one Streamlit added): the URL decides
+    state["_url_page"] = "self-attention"
+    run_frame(monkeypatch, "causal", history=False, sent={"sa_cutoff": "0.7"}, now={}, state=state)
+    assert run_frame(monkeypatch, "self-attention", history=True, sent={}, now={"sa_cutoff": "0.5"},
+                     state=state) == (False, {"sa_cutoff": "0.5"})

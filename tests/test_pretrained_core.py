@@ -43,6 +43,17 @@ def reference_tokenizer():
     return tok
 
 
+def maps(text: str, model=None):
+    """text -> (token texts, attentions (L, H, n, n)) through read_text."""
+    reading = pretrained.read_text(text, model)
+    return reading.token_texts, reading.attentions
+
+
+@pytest.fixture(scope="module")
+def untrained():
+    return pretrained.build_untrained_copy(0)
+
+
 @pytest.fixture(scope="module")
 def model():
     return pretrained.load_model()
@@ -61,7 +72,7 @@ def references(reference_tensors, config, reference_tokenizer):
 @pytest.mark.parametrize("text", SENTENCES)
 def test_attention_and_hidden_states_match_the_float64_reference(text, references, model):
     expected_tokens, ids, ref_attn, ref_hidden = references[text]
-    tokens, attn = pretrained.attention_maps(text)
+    tokens, attn = maps(text)
     assert tokens == expected_tokens
     assert attn.shape == (6, 12, len(tokens), len(tokens)) and attn.dtype == np.float32
     np.testing.assert_allclose(attn, ref_attn, rtol=0, atol=1e-5)
@@ -88,19 +99,6 @@ def test_read_texts_reads_each_text_as_read_text_does_in_passes_of_any_size(monk
             assert a.tokens == b.tokens and a.words == b.words
             np.testing.assert_allclose(b.attentions, a.attentions, rtol=0, atol=5e-6)  # float32 rounding
             assert not b.attentions.flags.writeable
-
-
-def test_erf_float32_is_within_a_few_ulp_of_math_erf():
-    import math
-
-    grid = np.concatenate([np.linspace(-6, 6, 24_001), [0.0, 1e-30, -1e-30, 3.9999, 4.0, 4.0001, 50.0, -50.0]])
-    x = grid.astype(np.float32)
-    exact = np.array([math.erf(float(v)) for v in x])
-    got = bert_ops.erf_float32(x)
-    assert got.dtype == np.float32 and got.shape == x.shape
-    assert np.abs(got - exact).max() < 5e-7  # float32's spacing just below 1 is 6e-8
-    assert (got[x == 0] == 0).all()
-    np.testing.assert_array_equal(bert_ops.erf_float32(-x), -got)  # odd, exactly
 
 
 def test_gelu_float32_and_float64_follow_the_exact_erf_form():
@@ -140,10 +138,10 @@ def test_the_memory_map_holds_the_files_bytes(model, reference_tensors):
                                   reference_tensors["embeddings.position_embeddings.weight"])
 
 
-@pytest.mark.parametrize("which", ["trained", "twin"])
-def test_rows_sum_to_one(which, model):
-    chosen = model if which == "trained" else pretrained.untrained_twin(0)
-    _, attn = pretrained.attention_maps(SENTENCES[2], chosen)
+@pytest.mark.parametrize("which", ["trained", "untrained"])
+def test_rows_sum_to_one(which, model, untrained):
+    chosen = model if which == "trained" else untrained
+    _, attn = maps(SENTENCES[2], chosen)
     assert (attn >= 0).all()
     np.testing.assert_allclose(attn.sum(axis=-1), 1.0, atol=1e-5)
 
@@ -176,50 +174,40 @@ def test_permutation_equivariance_through_the_first_layer_without_positions(mode
     assert np.abs(with_positions_b.attentions[0] - with_positions_a.attentions[0][:, perm][:, :, perm]).max() > 0.01
 
 
-def test_the_twin_is_seeded():
-    a, b, c = pretrained.untrained_twin(0), pretrained.untrained_twin(0), pretrained.untrained_twin(1)
-    a_fresh = pretrained.build_twin(0)  # built again, not the cached object
-    np.testing.assert_array_equal(a.weights.layers[3].query_w, a_fresh.weights.layers[3].query_w)
-    np.testing.assert_array_equal(a.weights.word_embeddings, a_fresh.weights.word_embeddings)
-    assert b is a and pretrained.untrained_twin(seed=0) is a and pretrained.untrained_twin() is a
-    assert not np.array_equal(a.weights.layers[3].query_w, c.weights.layers[3].query_w)
+def test_the_untrained_copy_is_seeded(untrained):
+    again, other = pretrained.build_untrained_copy(0), pretrained.build_untrained_copy(1)
+    np.testing.assert_array_equal(untrained.weights.layers[3].query_w, again.weights.layers[3].query_w)
+    np.testing.assert_array_equal(untrained.weights.word_embeddings, again.weights.word_embeddings)
+    assert not np.array_equal(untrained.weights.layers[3].query_w, other.weights.layers[3].query_w)
 
 
-def test_forget_twins_drops_the_cached_ones():
-    first = pretrained.untrained_twin(0)
-    pretrained.forget_twins()
-    again = pretrained.untrained_twin(0)
-    assert again is not first
-    np.testing.assert_array_equal(again.weights.layers[1].key_w, first.weights.layers[1].key_w)
-
-
-def test_the_twin_has_the_trained_shapes_and_berts_initialisation(model):
-    twin = pretrained.untrained_twin(0).weights
+def test_the_untrained_copy_has_the_trained_shapes_and_berts_initialisation(model, untrained):
+    copy = untrained.weights
     trained = model.weights
-    assert twin.config == trained.config
+    assert copy.config == trained.config
     for field in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
-        assert getattr(twin, field).shape == getattr(trained, field).shape
-    for tw, tr in zip(twin.layers, trained.layers, strict=True):
+        assert getattr(copy, field).shape == getattr(trained, field).shape
+    for tw, tr in zip(copy.layers, trained.layers, strict=True):
         for name in tw.__dataclass_fields__:
             assert getattr(tw, name).shape == getattr(tr, name).shape
             assert not getattr(tw, name).flags.writeable
-    q = twin.layers[0].query_w
+    q = copy.layers[0].query_w
     assert abs(q.std() - 0.02) < 0.001 and abs(q.mean()) < 0.001
-    assert (twin.layers[0].attn_norm_w == 1).all() and (twin.layers[0].attn_norm_b == 0).all()
-    assert (twin.word_embeddings[0] == 0).all()
+    assert (copy.layers[0].attn_norm_w == 1).all() and (copy.layers[0].attn_norm_b == 0).all()
+    assert (copy.word_embeddings[0] == 0).all()
 
 
-def test_the_twins_heads_are_near_uniform_the_trained_ones_are_not(model):
-    _, trained = pretrained.attention_maps(SENTENCES[0], model)
-    _, twin = pretrained.attention_maps(SENTENCES[0], pretrained.untrained_twin(0))
+def test_the_untrained_copys_heads_are_near_uniform_the_trained_ones_are_not(model, untrained):
+    _, trained = maps(SENTENCES[0], model)
+    _, copy = maps(SENTENCES[0], untrained)
     n = trained.shape[-1]
 
     def entropy_ratio(w):  # 1 = uniform rows
         return float((-(w * np.log(w)).sum(axis=-1) / np.log(n)).mean())
 
-    assert entropy_ratio(twin) > 0.99
+    assert entropy_ratio(copy) > 0.99
     assert entropy_ratio(trained) < 0.8
-    assert np.abs(twin - 1 / n).max() < 0.1 < np.abs(trained - 1 / n).max()
+    assert np.abs(copy - 1 / n).max() < 0.1 < np.abs(trained - 1 / n).max()
 
 
 def test_a_missing_package_raises_model_unavailable_with_the_install_command(monkeypatch):
@@ -271,7 +259,7 @@ def test_too_long_or_empty_input_is_refused(model):
         pretrained.encoder_forward(model.weights, [])
     with pytest.raises(ValueError):
         pretrained.encoder_forward(model.weights, [101, 99999])
-    tokens, attn = pretrained.attention_maps("")
+    tokens, attn = maps("")
     assert tokens == ["[CLS]", "[SEP]"] and attn.shape == (6, 12, 2, 2)
 
 

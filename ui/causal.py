@@ -21,11 +21,12 @@ from charts.causal import generation_animation, masked_scores_heatmap, weights_h
 from charts.style import ACCENT, SECOND
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes, md_escape,
-    predict_then_reveal, url_selectbox,
+    predict_then_reveal,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.i18n import sci
+from ui.links import url_selectbox
 from ui.word_vectors import sentence_vectors, vector_controls, word_vectors
 
 S = "causal"

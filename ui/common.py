@@ -1,6 +1,6 @@
 """Shared Streamlit pieces: the current language, page furniture (header, "What to try", explanations hidden in
-presenter mode), the one URL-bound choice widget, CSV downloads and the GloVe vectors (figures: ui/display.py;
-process start-up: ui/startup.py).
+presenter mode), CSV downloads and the GloVe vectors (figures: ui/display.py; URL state: ui/links.py; process
+start-up: ui/startup.py).
 
 Pages call these so that every lesson looks and behaves the same; no lesson math lives here.
 """
@@ -19,6 +19,7 @@ from attention_core.glove import GloveUnavailable
 from attention_core.presets import PresetError
 from attention_core.text import JapaneseSegmenterUnavailable, has_japanese, tokenize
 from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from ui.links import show_stored_choice
 from ui.startup import glove
 
 log = logging.getLogger("attention_app")
@@ -78,41 +79,13 @@ def what_to_try(t: Translator, section: str, **values) -> None:
     st.info(t(key, **values), icon=TRY_ICON)
 
 
-FULL_RUN = "_full_run"  # counted by the frame (streamlit_app.py): one per full script run; fragment reruns do not count
-_SHOWN = "_choice_shown"  # widget key -> (language, full run) of its last drawing
-
-
-def show_stored_choice(key: str) -> None:
-    """Call right before drawing a radio/selectbox ``key``: the browser then shows the choice the page computes with.
-
-    Streamlit 1.67 keeps such a widget's value in the browser as the option's *label*. After a language switch that
-    label is no longer among the (translated) options, so the browser shows no selection while the server keeps the
-    option; and a widget that comes back after a run that did not draw it (a page that stopped early: empty sentence)
-    mounts at its default (``index=None``: nothing) while the server keeps the old answer. In both cases the stored
-    value is assigned again, which makes Streamlit send it with the widget, labelled in the current language.
-    """
-    state = st.session_state
-    now = (current_lang(), state.get(FULL_RUN, 0))
-    shown = state.setdefault(_SHOWN, {})
-    last = shown.get(key)
-    if key in state and last is not None and (last[0] != now[0] or last[1] < now[1] - 1):
-        state[key] = state[key]
-    shown[key] = now
-
-
-def _history_navigation() -> bool:
-    """True in the run the browser's Back/Forward started (the URL then decides every linked choice)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.is_history_navigation)
-
-
 def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int, key: str, **values) -> bool:
     """Ask locales' ``<section>.predict_q`` with options ``predict_1..n``; True once the learner has answered.
 
     ``values`` fill the question's texts (a page whose question names the learner's own words). The page shows the
-    figure that settles the question only after this returns True.
+    figure that settles the question only after this returns True. The answer lasts for the session
+    (``persist_state="session"``): a run that does not draw the question (a sentence the page cannot read) or a visit
+    to another page does not erase it.
     """
     def say(k: str) -> str:
         return t(k, **values)
@@ -126,6 +99,7 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
             index=None,
             format_func=lambda i: say(f"{section}.predict_{i}"),
             key=key,
+            persist_state="session",
         )
         if choice is None:
             st.caption(t("common.predict_hint"))
@@ -191,50 +165,6 @@ def show_unknown(t: Translator, unknown: list[str]) -> None:
     if foreign:
         st.info(t("glove.english_only", words=t.join(md_escape(w) for w in unknown if w in foreign)),
                 icon=":material/translate:")
-
-
-URL_NONE = "none"  # how url_selectbox writes "nothing chosen" (allow_none=True) in a link
-
-
-def url_selectbox(label: str, options, key: str, format_func=str, default=None, *, widget=None,
-                  allow_none: bool = False, **kwargs):
-    """A selectbox (or ``widget=st.radio``, ``st.segmented_control``, a column's ``.selectbox``) whose choice lives
-    in the link as ``?<key>=<option id>``: the one way the app binds a choice among options to the URL.
-
-    Streamlit's ``bind="query-params"`` stores the formatted, translated label; this stores ``str(option)``, a
-    stable id, so a link opens the same choice in either language. On the first run of ``key`` (not yet in
-    session state) the link decides: an invalid value falls back to ``default`` and is dropped from the URL, and
-    the frame then shows ``common.bad_link_param``. A stored value that is no longer an option (the options
-    changed: the words of a new sentence) also falls back to ``default``. After the widget is drawn, its id is
-    written to the URL, or removed at the default. Like a bound widget, the choice outlives a visit to another page
-    (``persist_state="session"``).
-    Callbacks may still set ``st.session_state[key]`` before this call as usual. On Back/Forward the URL decides
-    again (as Streamlit does for bound widgets), and ``show_stored_choice`` keeps the shown choice in step.
-    """
-    options = list(options)
-    default = options[0] if default is None else default
-    ids = {str(option): option for option in options}
-    allowed = lambda v: v in options or (allow_none and v is None)  # noqa: E731
-    from_history = _history_navigation()
-    if key not in st.session_state or from_history:
-        raw = st.query_params.get(key)
-        if raw is not None and (raw in ids or (allow_none and raw == URL_NONE)):
-            st.session_state[key] = ids.get(raw)
-        else:  # (Back to an entry without the parameter: that view had the default)
-            st.session_state[key] = default
-            if raw is not None:
-                st.query_params.pop(key, None)
-    elif not allowed(st.session_state[key]):
-        st.session_state[key] = default
-    show_stored_choice(key)
-    kwargs.setdefault("persist_state", "session")  # back on the page later, the choice is still there (as bound ones)
-    value = (widget or st.selectbox)(label, options, key=key, format_func=format_func, **kwargs)
-    wanted = None if value == default else (URL_NONE if value is None else str(value))
-    if wanted is None:
-        st.query_params.pop(key, None)
-    elif st.query_params.get(key) != wanted:
-        st.query_params[key] = wanted
-    return value
 
 
 def guarded_fragment(func=None, **fragment_kwargs):

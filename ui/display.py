@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 import streamlit as st
-from plotly.basedatatypes import BaseFigure
+
+from ui.streamlit_compat import SentAsIs
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
@@ -155,22 +156,6 @@ def presenter_spec(spec: dict, size: int = PRESENTER_FONT_SIZE) -> dict:
     return {**spec, "data": data, "layout": layout}
 
 
-class _SentAsIs(BaseFigure):
-    """A figure dict st.plotly_chart sends as it is. Given a dict, st.plotly_chart (through
-    plotly.tools.return_figure_from_figure_or_data) validates it as a go.Figure on every rerun; given a BaseFigure it
-    sends ``to_dict()``, which on a go.Figure deep-copies the whole figure on every rerun. Both are public paths and
-    both cost many times the JSON encoding itself. This BaseFigure's to_dict() is the dict; the figure API is not set
-    up (BaseFigure.__init__ would build an empty figure) and nothing else is read from it. Every builder's dict is
-    validated by Plotly in tests/test_all_charts.py.
-    """
-
-    def __init__(self, spec: dict):  # noqa: D107 - no super().__init__() on purpose, see the class docstring
-        self._spec = spec
-
-    def to_dict(self) -> dict:
-        return self._spec
-
-
 def show_plotly(fig: dict, key: str, **kwargs):
     """st.plotly_chart of a figure dict (a chart builder's, e.g. from ui.figures.figure_spec) with the app's export
     config (PNG/SVG); presenter mode and a phone get their variant of the dict (``presenter_spec``, ``touch_spec``:
@@ -191,7 +176,7 @@ def show_plotly(fig: dict, key: str, **kwargs):
 
             st.caption(translator()("common.tap_picker"))
         kwargs.pop("selection_mode", None)
-    return st.plotly_chart(_SentAsIs(spec), key=key, config=config, **kwargs)
+    return st.plotly_chart(SentAsIs(spec), key=key, config=config, **kwargs)
 
 
 _TOUCH_AGENTS = ("Mobi", "Android", "iPhone", "iPad")

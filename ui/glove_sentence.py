@@ -11,12 +11,13 @@ from attention_core import glove as glove_core  # looked up at call time: tests 
 from attention_core.glove_pronouns import DefaultWords, capitalised_words, default_target, default_words
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from ui.common import MAX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown, url_selectbox
+from ui.common import MAX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown
 from ui.i18n import sci
+from ui.links import url_selectbox
 
 S = "glove"
 DOCUMENT_A = "animal_tired"  # data/sentences.toml's first preset: Document A's sentence, the default of every page
-TWIN = "street_wide"  # the same sentence ending in "wide"
+STREET_WIDE = "street_wide"  # the same sentence ending in "wide"
 
 
 @st.cache_data(show_spinner=False)
@@ -36,7 +37,7 @@ class Sentence(NamedTuple):
     qi: int  # the query word's position
     ti: int  # the target word's position
     kv: object  # the GloVe vectors
-    preset: str | None  # the id of the preset sentence these words are (DOCUMENT_A, TWIN, ...), or None
+    preset: str | None  # the id of the preset sentence these words are (DOCUMENT_A, STREET_WIDE, ...), or None
 
 
 def quoted(t, word: str) -> str:
@@ -52,7 +53,7 @@ def number(x: float) -> str:
 def try_values(t, s: Sentence | None) -> dict:
     """The "What to try" box's first line: swap the adjective, only for the two preset sentences it is about."""
     preset = s.preset if s is not None else None
-    return {"swap": t("glove.try_swap") if preset == DOCUMENT_A else t("glove.try_swap_back") if preset == TWIN else ""}
+    return {"swap": t("glove.try_swap") if preset == DOCUMENT_A else t("glove.try_swap_back") if preset == STREET_WIDE else ""}
 
 
 def rule_caption(t, words, choice: DefaultWords, qi: int, ti: int) -> str:

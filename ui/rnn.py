@@ -19,10 +19,11 @@ from attention_core.text import tokenize
 from charts.rnn import influence_chart, memory_probe_chart
 from ui.common import (
     MAX_CHARS, csv_download, data_table, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens,
-    show_unknown, url_selectbox,
+    show_unknown,
 )
 from ui.display import show_plotly
 from ui.i18n import Translator, sci
+from ui.links import url_selectbox
 
 SECTION = "rnn"
 CUSTOM = "custom"

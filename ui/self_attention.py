@@ -22,9 +22,10 @@ from attention_core.self_attention import (
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, translator, url_selectbox
+from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, translator
 from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
+from ui.links import url_selectbox
 
 S = "self_attention"
 HEAD_MAP_WIDTH = 400  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone

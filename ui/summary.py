@@ -9,9 +9,11 @@ Lesson 8's model is never needed here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attention_core.causal import RANDOM_DIM, causal_vs_bidirectional, mask_facts, random_word_vectors
@@ -29,7 +31,7 @@ from charts.qkv import blend_bar
 from charts.rnn import influence_chart
 from charts.scaling import sweep_figure
 from ui import self_attention as lesson3
-from ui.common import heatmap_axes, md_escape
+from ui.common import csv_download, heatmap_axes, md_escape
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.i18n import Translator, sci
@@ -85,7 +87,7 @@ def facts_self_attention(lang: str) -> dict:
 
 def facts_scaling() -> dict:
     """Lesson 4's table (computed once per process at start-up): the mean largest weight at the smallest and largest d."""
-    from ui.startup import scaling_table
+    from ui.scaling import table as scaling_table
 
     table = scaling_table()
     return {"table": table, "d_max": DIM_CHOICES[-1], "unscaled": float(table["max_unscaled"][-1]),
@@ -117,6 +119,46 @@ def facts_learned(_kv) -> dict:
     after = two_way_rows(head_rows(result.W_q, result.W_k, held_batch, setting.context), choices)
     return {"held": len(dataset.held_out), "before": float(before.mean()), "after": float(after.mean()),
             "chance": 0.5}
+
+
+# ---- the export: the claims as shown, with their numbers --------------------------------------------------------
+
+class ClaimsSaid(Translator):
+    """The page's translator, which also keeps every claim it writes (``summary.claim_<section>``, or its short form
+    when the vectors are missing) with the values formatted into it, in the order shown: what the CSV holds."""
+
+    def __init__(self, lang: str):
+        super().__init__(lang)
+        self.claims: list[tuple[str, str, dict]] = []  # (section, text, values)
+
+    def __call__(self, key: str, **values) -> str:
+        text = super().__call__(key, **values)
+        if key.startswith(f"{S}.claim_"):
+            self.claims.append((key.removeprefix(f"{S}.claim_").removesuffix("_short"), text, values))
+        return text
+
+
+_MARKUP = re.compile(r"\*\*|\\(?=[\\`*_{}\[\]()#+\-.!|$<>~:^&])")  # bold marks and md_escape's backslashes
+
+
+def plain(text) -> str:
+    """A claim's Markdown -> its plain text (no bold marks, no md_escape backslashes)."""
+    return _MARKUP.sub("", str(text))
+
+
+def claims_table(t: ClaimsSaid) -> pd.DataFrame:
+    """The claims ``t`` wrote -> one row each: the lesson, the claim as plain text, its values ("name = value; ...")."""
+    lesson = lambda section: t(f"nav.{section}") if t.has(f"nav.{section}") else section  # noqa: E731
+    return pd.DataFrame({
+        t(f"{S}.col_lesson"): [lesson(section) for section, _, _ in t.claims],
+        t(f"{S}.col_claim"): [plain(text) for _, text, _ in t.claims],
+        t(f"{S}.col_values"): ["; ".join(f"{k} = {plain(v)}" for k, v in values.items()) for _, _, values in t.claims],
+    })
+
+
+def section_download(t: ClaimsSaid) -> None:
+    """The claims shown above and their numbers as a CSV (BOM, headers in the page's language)."""
+    csv_download(t(f"{S}.download"), claims_table(t), "summary_claims.csv", "summary_csv")
 
 
 # ---- the page ----------------------------------------------------------------------------------------------------
@@ -217,10 +259,28 @@ def section_learned(t: Translator, kv) -> None:
         value_label=t(f"{S}.bar_value"), as_percent=True, y_range=(0.0, 100.0)), key="summary_glove"))
 
 
+def pretrained_result(t: Translator) -> None:
+    """Lesson 8's result with its live figures (held-out counts from ui.pretrained.measures); nothing without the
+    model package (lesson 8 says how to install it)."""
+    from attention_core.pretrained import ModelUnavailable
+    from ui.pretrained import measures
+
+    try:
+        found = measures()
+    except ModelUnavailable:
+        return
+    agreement, winograd = found.agreement.held_out.held_out_count, found.winograd.held_out.held_out_count
+    st.markdown(t(f"{S}.further_pretrained_result", agr_k=agreement.k, agr_n=agreement.n,
+                  agr_pairs=found.agreement.pairs, wino_k=winograd.k, wino_n=winograd.n,
+                  wino_pairs=found.winograd.pairs, chance=f"{found.winograd.chance.mean:.0%}"))
+
+
 def section_further(t: Translator) -> None:
     """The step further: multi-head attention, positional encoding and the feed-forward layer, a trained model."""
     st.subheader(t(f"{S}.further_title"))
     for section in FURTHER:
         st.markdown(t(f"{S}.further_{section}"))
+        if section == "pretrained":
+            pretrained_result(t)
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")

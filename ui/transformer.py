@@ -22,11 +22,11 @@ from charts.bars import change_bars
 from charts.transformer import feature_heatmap
 from ui.common import (
     MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
-    url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.i18n import sci
+from ui.links import url_selectbox
 from ui.word_vectors import sentence_vectors, vector_controls
 
 S = "transformer"

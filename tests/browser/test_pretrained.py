@@ -2,7 +2,7 @@
 
 import pytest
 
-from charts.pretrained import AXIS_PX, GAP, MAP_PX, PADDING
+from charts.pretrained import GAP, LABEL_PX, PADDING, axis_px, unit_px
 from tests.browser.conftest import open_page, wait_for_app
 
 pytestmark = pytest.mark.browser
@@ -10,7 +10,6 @@ pytestmark = pytest.mark.browser
 MODEL_VIEW = "[data-testid='stVegaLiteChart'] canvas"
 HEAT = ".st-key-pretrained_heat .js-plotly-plot"
 TOKENS = 14  # the famous sentence with [CLS] and [SEP]
-LAYERS, HEADS = 6, 12
 
 
 def answer_both(page) -> None:
@@ -20,12 +19,11 @@ def answer_both(page) -> None:
 
 
 def map_centre(box: dict, layer: int, head: int) -> tuple[float, float]:
-    """The centre of one head's map on the canvas: the grid has fixed padding and axis room (charts.pretrained)."""
-    step = TOKENS + GAP
-    plot_w = box["width"] - 2 * PADDING - AXIS_PX[0]
-    x_units, y_units = HEADS * step - GAP, LAYERS * step - GAP
-    x = box["x"] + PADDING + AXIS_PX[0] + (head * step + TOKENS / 2) / x_units * plot_w
-    y = box["y"] + PADDING + AXIS_PX[1] + (layer * step + TOKENS / 2) / y_units * (LAYERS * MAP_PX)
+    """The centre of one head's map on the canvas: the grid has fixed padding, axis room and cell size
+    (charts.pretrained)."""
+    step, unit, (left, top) = TOKENS + GAP, unit_px(TOKENS), axis_px(LABEL_PX)
+    x = box["x"] + PADDING + left + (head * step + TOKENS / 2) * unit
+    y = box["y"] + PADDING + top + (layer * step + TOKENS / 2) * unit
     return x, y
 
 
