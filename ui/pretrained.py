@@ -83,7 +83,7 @@ def _model():
 
 
 @st.cache_resource(show_spinner=False)
-def _sets():
+def lesson_sets():
     return load_pretrained_sets()
 
 
@@ -108,7 +108,7 @@ def sentence_view(text: str) -> SentenceView:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _viewed(text: str, hide: bool) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+def viewed(text: str, hide: bool) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """-> (tokens shown, weights shown (L, H, m, m), weights at full size (L, H, n, n)); hidden: renormalised."""
     view = sentence_view(text)
     if not hide:
@@ -123,7 +123,7 @@ def featured():
     """-> (the head with most weight from "it" to "animal" in the famous sentence, the pair, the trained model's
     minimal-pair test on it): from the once-per-process results of the trained model."""
     results = trained_results()
-    return results.featured, _sets().winograd[0], results.featured_test
+    return results.featured, lesson_sets().winograd[0], results.featured_test
 
 
 def sentence_words(view: SentenceView) -> list[str]:
@@ -171,7 +171,7 @@ def model_or_message(t) -> bool:
 
 def sentence_picker(t) -> SentenceView | None:
     """The preset or the learner's own sentence -> its view; None (with a message shown) when it cannot be read."""
-    presets = _sets().presets
+    presets = lesson_sets().presets
     options = [str(i) for i in range(len(presets))] + [CUSTOM]
     c_preset, c_text = st.columns(2)
     with c_preset:
@@ -213,7 +213,7 @@ def read_tokens(text: str) -> list[str]:
 
 # ---------------------------------------------------------------- where the weight goes: the [CLS] sink
 
-def _grid_labels(t, layers: int, count: int) -> tuple[list[str], list[str]]:
+def grid_labels(t, layers: int, count: int) -> tuple[list[str], list[str]]:
     return ([t(f"{S}.layer_short", k=k) for k in range(layers)], [t(f"{S}.head_short", k=k) for k in range(count)])
 
 
@@ -224,14 +224,14 @@ def sink_section(t, view: SentenceView, hide: bool) -> None:
     words = heads.SpannedSentence(tuple(view.spans()), ())
     share = heads.sink_scores([view.attentions], [words]).mean_weight
     layers, count = share.shape
-    rows, cols = _grid_labels(t, layers, count)
+    rows, cols = grid_labels(t, layers, count)
     show_plotly(figure_spec(attention_heatmap, share, rows, cols, title=t(f"{S}.sink_map_title"),
                             value_label=t(f"{S}.share_label"), axis_titles=(t(f"{S}.axis_head"), t(f"{S}.axis_layer")),
                             plot_width=600, height=360), key="pretrained_sink_map")
     st.markdown(t(f"{S}.sink_numbers", share=f"{share.mean():.0%}", over=int((share > 0.5).sum()), heads=share.size))
     with st.spinner(t(f"{S}.catalogue_running")):  # shown only if the server started moments ago
         cosine = trained_results().cls_cosine
-    presets = _sets().presets
+    presets = lesson_sets().presets
     st.markdown(t(f"{S}.sink_cosine", first=md_escape(presets[0]), second=md_escape(presets[-1]),
                   lowest=f"{cosine.min():.4f}", layers=cosine.size))
     _explain(t, "sink_explain")
@@ -273,7 +273,7 @@ def find_section(t, text: str, hide: bool) -> None:
     """Two words (starting at lesson 6's rule: the first pronoun, the noun it most plausibly refers to) -> every
     head ranked by the weight from the first to the second."""
     view = sentence_view(text)
-    shown, _, full = _viewed(text, hide)
+    shown, _, full = viewed(text, hide)
     words = [w for w, first, stop in view.words if stop > first]
     spans = view.spans()
     choice = pronoun_link(view)

@@ -20,7 +20,7 @@ from ui.common import csv_download, data_table, explanation
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.pretrained import (
-    S, UNTRAINED_SEED, _grid_labels, _sets, _viewed, featured, measures, sentence_view,
+    S, UNTRAINED_SEED, grid_labels, lesson_sets, viewed, featured, measures, sentence_view,
 )
 
 
@@ -48,7 +48,7 @@ def pair_section(t, hide: bool) -> None:
     explanation(t(f"{S}.pair_explain"))
     name = head_name((best.layer, best.head))
     for s, column in enumerate(st.columns(2, gap="medium")):
-        _, _, full = _viewed(pair.sentences[s], hide)
+        _, _, full = viewed(pair.sentences[s], hide)
         view = sentence_view(pair.sentences[s])
         row_at = view.tokens.index(pair.pronouns[s])
         weights = np.asarray(full[best.layer, best.head, row_at], dtype=np.float64)
@@ -92,7 +92,7 @@ def agreement_part(t, study: PairStudy) -> None:
 def winograd_part(t, study: PairStudy) -> None:
     st.markdown(f"#### {t(f'{S}.wino_heading')}")
     layers, count = study.accuracy.shape
-    rows, cols = _grid_labels(t, layers, count)
+    rows, cols = grid_labels(t, layers, count)
     show_plotly(figure_spec(attention_heatmap, study.accuracy, rows, cols, title=t(f"{S}.wino_title",
                             pairs=study.pairs), value_label=t(f"{S}.accuracy"), plot_width=600, height=360,
                             axis_titles=(t(f"{S}.axis_head"), t(f"{S}.axis_layer"))), key="pretrained_wino_map")
@@ -134,6 +134,6 @@ def catalogue_section(t) -> None:
         table = catalogue_table(t)
     data_table(table, hide_index=True, key="pretrained_catalogue")
     csv_download(t(f"{S}.catalogue_csv"), table, "pretrained_catalogue.csv", key="pretrained_catalogue_csv")
-    sets = _sets()
+    sets = lesson_sets()
     st.caption(t(f"{S}.catalogue_caption", seed=UNTRAINED_SEED, agreement=len(sets.agreement),
                  referent=len(sets.it_referent)))

@@ -20,7 +20,7 @@ from ui.common import csv_download, explanation, guarded_fragment, heatmap_axes,
 from ui.links import url_selectbox
 from ui.display import PRESENTER_FONT_SIZE, on_touch_device, show_plotly
 from ui.figures import figure_spec
-from ui.pretrained import S, _viewed, featured, sentence_view
+from ui.pretrained import S, featured, pronoun_token, sentence_view, viewed
 
 SIDE_BY_SIDE_TOKENS = 16  # up to this many tokens the opened head's matrix stands beside its lines, each key labelled
 FULL_PAGE_PLOT_PX = 600  # the matrix's plot width when it takes the page's width (a 1280 px screen's column: ~700)
@@ -47,7 +47,7 @@ def head_table(t, tokens, weights) -> pd.DataFrame:
 @guarded_fragment
 def heads_section(t, text: str, hide: bool) -> None:
     """All heads at a glance (click one), the picked head as lines + matrix for one token."""
-    tokens, shown, _ = _viewed(text, hide)
+    tokens, shown, _ = viewed(text, hide)
     layers, count, n = shown.shape[0], shown.shape[1], len(tokens)
     best = featured()[0]
     st.subheader(t(f"{S}.model_view_title"))
@@ -68,7 +68,9 @@ def heads_section(t, text: str, hide: bool) -> None:
     # the token is kept as its position in the whole sentence, so hiding [CLS]/[SEP] keeps the same token picked
     every = sentence_view(text).tokens
     positions = [i for i, tok in enumerate(every) if not hide or tok not in heads.SPECIAL_TOKENS]
-    pronoun = every.index("it") if "it" in every else positions[min(1, n - 1)]
+    pronoun = pronoun_token(sentence_view(text))  # lesson 6's rule: the first pronoun, as find-the-head starts
+    if pronoun is None or pronoun not in positions:
+        pronoun = positions[min(1, n - 1)]
     with c_token:
         picked = url_selectbox(t(f"{S}.token"), positions, "pretrained_token",
                                format_func=lambda i: f"{every[i]} ({i + 1})", default=pronoun)

@@ -1,0 +1,214 @@
+"""What a causal model's heads do, measured on its attention weights (L layers, H heads, n tokens): pure functions.
+
+Attention arrays are a causal model's weights, (L, H, n, n), each row summing to 1 over the positions up to it.
+The measurements:
+- **sink**: the share of a head's weight on position 0, averaged over the rows 1..n-1 (row 0 can only look at
+  itself, so it is left out);
+- **previous token**: the mean weight of rows 1..n-1 on the position just before them;
+- **induction** (Olsson et al. 2022): on R tokens followed by the same R tokens again, the mean weight that a row of
+  the second copy puts on the position right after the same token's earlier occurrence (the token that came next
+  last time: what an induction head copies);
+- the loss per position on the first and the second copy (in-context copying shows as a lower second-copy loss).
+Each has its uniform baseline: what a head that spreads its weight evenly over the visible positions scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_core import head_stats
+
+# SmolLM2's control tokens are ids 0-16 (<|endoftext|>, <|im_start|>, ...): random sequences draw from the rest.
+FIRST_ORDINARY_ID = 17
+WRONG_TARGET_SHIFT = 10  # the baseline's target: the token 10 places on from the real one (half of 20)
+# The stated split of the repeated random sequences: heads are picked on one set and scored on the other.
+PICKING_SEED, SCORING_SEED = 2301, 2302
+
+
+def _causal_attention(attention) -> np.ndarray:
+    attention = np.asarray(attention, dtype=np.float64)
+    if attention.ndim < 2 or attention.shape[-1] != attention.shape[-2]:
+        raise ValueError(f"attention must be (..., n, n), got shape {attention.shape}")
+    if attention.shape[-1] < 2:
+        raise ValueError("at least 2 positions are needed")
+    return attention
+
+
+def sink_share(attention) -> np.ndarray:
+    """attention: (..., n, n) -> (...) mean over rows 1..n-1 of the weight on position 0."""
+    attention = _causal_attention(attention)
+    return attention[..., 1:, 0].mean(axis=-1)
+
+
+def previous_token_score(attention) -> np.ndarray:
+    """attention: (..., n, n) -> (...) mean over rows i = 1..n-1 of the weight on position i - 1."""
+    attention = _causal_attention(attention)
+    n = attention.shape[-1]
+    rows = np.arange(1, n)
+    return attention[..., rows, rows - 1].mean(axis=-1)
+
+
+def induction_rows(period: int, offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """-> (queries (period,), targets (period,)): the second copy's positions and the position after each one's
+    earlier occurrence, for a sequence of `offset` other tokens, then R = period tokens, then the same R again."""
+    if period < 1 or offset < 0:
+        raise ValueError(f"period must be >= 1 and offset >= 0, got {period}, {offset}")
+    j = np.arange(period)
+    return offset + period + j, offset + j + 1
+
+
+def induction_score(attention, period: int, offset: int = 0, shift: int = 0) -> np.ndarray:
+    """attention: (..., n, n), n >= offset + 2 * period -> (...) mean weight of the second copy's rows on the
+    position after their token's earlier occurrence. shift k (0 < k < period): on the position after the token k
+    places further on in the first copy instead (the wrong target: a baseline)."""
+    attention = _causal_attention(attention)
+    if attention.shape[-1] < offset + 2 * period:
+        raise ValueError(f"{attention.shape[-1]} positions cannot hold {offset} + 2 x {period}")
+    queries, targets = induction_rows(period, offset)
+    targets = offset + (targets - offset - 1 + shift) % period + 1
+    return attention[..., queries, targets].mean(axis=-1)
+
+
+def uniform_sink_share(n: int) -> float:
+    """-> what a head spreading its weight evenly over the visible positions puts on position 0 (rows 1..n-1)."""
+    return float(np.mean(1.0 / np.arange(2, n + 1)))
+
+
+uniform_previous_token_score = uniform_sink_share  # one visible position out of i + 1 in row i, as for the sink
+
+
+def uniform_induction_score(period: int, offset: int = 0) -> float:
+    """-> the induction score of a head spreading its weight evenly over the visible positions."""
+    queries, _ = induction_rows(period, offset)
+    return float(np.mean(1.0 / (queries + 1)))
+
+
+def heads_over(scores, threshold: float = 0.5) -> int:
+    """scores: (L, H) -> the number of heads scoring more than `threshold`."""
+    return int((np.asarray(scores) > threshold).sum())
+
+
+def token_losses(logits, ids) -> np.ndarray:
+    """logits: (n, V), ids: (n,) -> (n - 1,) the loss in nats of predicting ids[i + 1] from position i."""
+    logits = np.asarray(logits, dtype=np.float64)
+    ids = np.asarray(ids)
+    if logits.ndim != 2 or ids.shape != logits.shape[:1]:
+        raise ValueError(f"logits must be (n, V) and ids (n,), got {logits.shape} and {ids.shape}")
+    shifted = logits[:-1] - logits[:-1].max(axis=-1, keepdims=True)
+    log_z = np.log(np.exp(shifted).sum(axis=-1))
+    return log_z - shifted[np.arange(len(ids) - 1), ids[1:]]
+
+
+def copy_losses(losses, period: int, offset: int = 0) -> tuple[float, float]:
+    """losses: (n - 1,) from token_losses -> (first copy, second copy): the mean loss of predicting tokens 2..R of
+    each copy (the first token of a copy has no earlier occurrence to follow, so neither copy counts it)."""
+    losses = np.asarray(losses, dtype=np.float64)
+    if losses.shape[0] < offset + 2 * period - 1 or period < 2:
+        raise ValueError(f"{losses.shape[0]} losses cannot hold {offset} + 2 x {period} tokens")
+    # losses[i] predicts position i + 1: the first copy's positions offset+1 .. offset+R-1, the second's R later.
+    first = losses[offset: offset + period - 1]
+    second = losses[offset + period: offset + 2 * period - 1]
+    return float(first.mean()), float(second.mean())
+
+
+def repeated_random_sequences(seed: int, count: int, length: int, *, low: int = FIRST_ORDINARY_ID,
+                              high: int = 49152) -> np.ndarray:
+    """-> (count, 2 * length) ids: `length` distinct ids drawn from [low, high), then the same ids again."""
+    if count < 1 or length < 2 or high - low < length or low < 0:
+        raise ValueError(f"cannot draw {count} x {length} distinct ids from [{low}, {high})")
+    rng = np.random.default_rng(seed)
+    firsts = np.stack([rng.choice(np.arange(low, high), size=length, replace=False) for _ in range(count)])
+    return np.concatenate([firsts, firsts], axis=1)
+
+
+@dataclass(frozen=True)
+class InductionSets:
+    """The repeated random sequences: heads are picked on `picking` and scored on `scoring` (disjoint seeds)."""
+
+    picking: np.ndarray
+    scoring: np.ndarray
+    period: int
+
+
+def induction_sets(count: int = 8, length: int = 20, *, low: int = FIRST_ORDINARY_ID,
+                   high: int = 49152) -> InductionSets:
+    """-> `count` sequences to pick heads on (seed PICKING_SEED), `count` to score them on (seed SCORING_SEED)."""
+    return InductionSets(repeated_random_sequences(PICKING_SEED, count, length, low=low, high=high),
+                         repeated_random_sequences(SCORING_SEED, count, length, low=low, high=high), length)
+
+
+@dataclass(frozen=True)
+class SequenceMeasures:
+    """Per sequence of a set (S sequences) and head (L, H): the measures of one model on that set."""
+
+    induction: np.ndarray  # (S, L, H)
+    wrong_target: np.ndarray  # (S, L, H) the induction score with the target shifted (WRONG_TARGET_SHIFT)
+    previous_token: np.ndarray  # (S, L, H)
+    sink: np.ndarray  # (S, L, H)
+    first_copy_loss: np.ndarray  # (S,)
+    second_copy_loss: np.ndarray  # (S,)
+
+
+def measure_sequence(attention, logits, ids, period: int) -> tuple:
+    """attention: (L, H, n, n), logits: (n, V), ids: (n,) of one repeated sequence -> (induction (L, H), wrong
+    target (L, H), previous token (L, H), sink (L, H), first-copy loss, second-copy loss)."""
+    first, second = copy_losses(token_losses(logits, ids), period)
+    shift = WRONG_TARGET_SHIFT % period or 1
+    return (induction_score(attention, period), induction_score(attention, period, shift=shift),
+            previous_token_score(attention), sink_share(attention), first, second)
+
+
+def measure_sequences(forward, sequences, period: int) -> SequenceMeasures:
+    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)); sequences: (S, 2R) -> the measures of each."""
+    parts = [measure_sequence(*forward(ids), ids, period) for ids in np.asarray(sequences)]
+    return SequenceMeasures(*(np.stack([p[k] for p in parts]) for k in range(4)),
+                            np.array([p[4] for p in parts]), np.array([p[5] for p in parts]))
+
+
+def gpt_forward(weights):
+    """-> a forward function (ids -> (attention, logits)) of attention_core.gpt on these weights."""
+    from attention_core import gpt
+
+    def forward(ids):
+        out = gpt.forward(weights, [int(i) for i in ids])
+        return out.attention, out.logits
+
+    return forward
+
+
+def held_out_head(picking, scoring) -> head_stats.HeldOut:
+    """picking: (S1, L, H), scoring: (S2, L, H) per-sequence scores -> head_stats.HeldOut: the head with the best
+    mean on the picking sequences, and its mean on the scoring ones."""
+    picking, scoring = np.asarray(picking, dtype=np.float64), np.asarray(scoring, dtype=np.float64)
+    both = np.moveaxis(np.concatenate([picking, scoring]), 0, -1)  # (L, H, S1 + S2)
+    s1 = picking.shape[0]
+    return head_stats.pick_on_score_on(both, range(s1), range(s1, s1 + scoring.shape[0]))
+
+
+@dataclass(frozen=True)
+class HeadStudy:
+    """One model on the induction sets: heads picked on the picking set, everything else on the scoring set."""
+
+    induction: head_stats.HeldOut  # of the induction score
+    wrong_target: head_stats.HeldOut  # the same procedure on the wrong target (a baseline)
+    previous_token: head_stats.HeldOut  # of the previous-token score
+    induction_means: np.ndarray  # (L, H) each head's mean induction score on the scoring set
+    sink_means: np.ndarray  # (L, H) each head's mean sink share on the scoring set
+    first_copy_loss: float  # mean over the scoring set (nats)
+    second_copy_loss: float
+    sequences: tuple[int, int]  # (picking, scoring) counts
+    period: int
+
+
+def head_study(forward, sets: InductionSets) -> HeadStudy:
+    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)) -> HeadStudy on the two sets."""
+    picking = measure_sequences(forward, sets.picking, sets.period)
+    scoring = measure_sequences(forward, sets.scoring, sets.period)
+    return HeadStudy(held_out_head(picking.induction, scoring.induction),
+                     held_out_head(picking.wrong_target, scoring.wrong_target),
+                     held_out_head(picking.previous_token, scoring.previous_token),
+                     scoring.induction.mean(axis=0), scoring.sink.mean(axis=0),
+                     float(scoring.first_copy_loss.mean()), float(scoring.second_copy_loss.mean()),
+                     (len(sets.picking), len(sets.scoring)), sets.period)

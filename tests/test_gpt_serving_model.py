@@ -1,0 +1,66 @@
+"""The generation server over the real model: its request check, and batched = H1's one-at-a-time path."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import types
+
+import pytest
+
+from attention_core.gpt_batching import GenerationError, GenerationRequest, GenerationServer, step_seed
+from tests.test_gpt_serving import generation_threads, read_all, wait_for
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(prompt_ids=(49152,)), "token ids must lie in [0, 49152)"),
+    (dict(prompt_ids=(5,) * 8190, max_new_tokens=3), "context of 8192"),
+    (dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
+    (dict(prompt_ids=(5,), top_p=1.5), "top_p must lie in (0, 1]"),
+    (dict(prompt_ids=(5,), temperature=-1.0), "temperature must be a finite number >= 0"),
+])
+def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, message):
+    from attention_core.gpt_batching import gpt_step_functions
+    from attention_core.gpt_weights import GPTConfig
+
+    functions = gpt_step_functions(types.SimpleNamespace(config=GPTConfig()))  # check needs only the sizes
+    with pytest.raises(GenerationError) as refused:
+        functions.check(GenerationRequest(**kwargs))
+    assert message in str(refused.value)
+    functions.check(GenerationRequest((0, 49151), temperature=0.0, top_k=1, top_p=1.0))  # the ends are fine
+
+
+@pytest.mark.slow
+def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sample_token():
+    from attention_core import gpt, gpt_sampling
+    from attention_core.gpt_batching import gpt_step_functions
+
+    weights, tokenizer = gpt.default_model()
+    reqs = [GenerationRequest(tuple(tokenizer.encode("The capital of France is")), temperature=0.7, seed=5,
+                              max_new_tokens=6),
+            GenerationRequest(tuple(tokenizer.encode("Once upon a time, there was a small robot who")),
+                              top_k=20, seed=9, max_new_tokens=6),
+            GenerationRequest(tuple(tokenizer.encode("1, 2, 3,")), top_p=0.9, temperature=1.3, seed=0,
+                              max_new_tokens=6)]
+    real, gate = gpt_step_functions(weights), threading.Event()
+    held = dataclasses.replace(real, step=lambda caches, chunks: (gate.wait(60), real.step(caches, chunks))[1])
+    server = GenerationServer(held)
+    results = [None] * len(reqs)
+    threads = [threading.Thread(target=read_all, args=(server, r, results, i)) for i, r in enumerate(reqs)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: server.readers_joined == len(reqs))
+    gate.set()
+    for t in threads:
+        t.join(300)
+    for request, result in zip(reqs, results):
+        settings_ = dict(temperature=request.temperature, top_k=request.top_k, top_p=request.top_p)
+        logits, cache = gpt.prefill(weights, list(request.prompt_ids))
+        for step, (token, prob) in enumerate(result):
+            assert token == gpt_sampling.sample_token(logits, seed=step_seed(request.seed, step), **settings_)
+            assert prob == pytest.approx(gpt_sampling.sampling_probs(logits, **settings_)[token], abs=1e-4)
+            logits = gpt.decode_step(weights, [cache], [token])[0]
+        assert len(result) == 6 or result[-1][0] in (0, 2)
+    assert server.batch_sizes[1] == 3  # they shared steps
+    wait_for(lambda: not server.running())
+    assert generation_threads() == []
