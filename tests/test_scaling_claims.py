@@ -178,6 +178,7 @@ def test_the_page_compares_the_16_keys_the_question_and_the_table_use():
     assert "over its 8 keys" in text and "draws of 16 keys" in text
 
 
+@pytest.mark.slow  # two more seeds' full sweep tables (statistics): the largest single cost of the fast loop
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_another_seed_stays_within_the_stated_bound(lang):
     """The table note's bound on another seed is 2 x sqrt(2) standard errors (a difference of two seeds' means has

@@ -1,0 +1,157 @@
+"""Mutation check of the page seam: does a one-line bug a learner would see fail the fast loop's page-seam tests?
+
+    /work/main/.venv/bin/python -m tests.mutations            every mutation below (about a minute each)
+    /work/main/.venv/bin/python -m tests.mutations -k spans   only the mutations whose name contains "spans"
+    /work/main/.venv/bin/python -m tests.mutations --list     names only
+
+Each mutation is an exact text replacement in ui/, charts/ or locales/ (one bug; a swap of two labels counts as one).
+The tree is copied once to a temporary directory (never the working tree); each mutation is applied to the copy, the
+page-seam tests run there (tests/test_page_seam_*.py, the lesson's own file first, stopping at the first failure),
+and the file is restored. A mutation whose text no longer occurs is reported as STALE (update it), not as caught.
+The unmutated copy must pass first. Results go to docs/testing.md by hand."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEAM_TESTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_page_seam_*.py"))
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    lesson: str  # the seam test file to run first: tests/test_page_seam_<lesson>.py
+    path: str
+    edits: tuple[tuple[str, str], ...]  # (old, new): each old must occur exactly once in the file
+
+
+MUTATIONS = [
+    Mutation("en heat-map axes: 'query' and 'key' swapped", "self_attention", "locales/en/common.toml",
+             (('axis_key = "key"', 'axis_key = "query"'), ('axis_query = "query"', 'axis_query = "key"'))),
+    Mutation("ja heat-map axes: クエリ and キー swapped", "causal", "locales/ja/common.toml",
+             (('axis_key = "キー"', 'axis_key = "クエリ"'), ('axis_query = "クエリ"', 'axis_query = "キー"'))),
+    Mutation("ja token lines: クエリ and キー swapped (lesson 3)", "self_attention", "locales/ja/self_attention.toml",
+             (('query_label = "クエリ"', 'query_label = "キー"'), ('key_label = "キー"', 'key_label = "クエリ"'))),
+    Mutation("every attention heat map transposed (z[key][query])", "self_attention", "charts/matrix.py",
+             (('"z": arr(z),', '"z": arr(z.T),'),)),
+    Mutation("heat maps: first query drawn at the bottom", "causal", "charts/matrix.py",
+             (('"autorange": "reversed", "title": axis_title(axis_titles[1])',
+               '"autorange": True, "title": axis_title(axis_titles[1])'),)),
+    Mutation("lesson 8: word -> token spans shifted by one token", "pretrained", "ui/pretrained.py",
+             (("return [(first, stop) for _, first, stop in self.words if stop > first]",
+               "return [(first + 1, stop + 1) for _, first, stop in self.words if stop > first]"),)),
+    Mutation("lesson 8: opened head outlines the row after the picked token", "pretrained", "ui/pretrained_view.py",
+             (("show_plotly(upright_keys(outline_row(heat, sel)), key=\"pretrained_heat\")",
+               "show_plotly(upright_keys(outline_row(heat, sel + 1)), key=\"pretrained_heat\")"),)),
+    Mutation("lesson 4: scaling switch inverted", "scaling", "ui/scaling.py",
+             (("return Controls(int(d), bool(scale),", "return Controls(int(d), not bool(scale),"),)),
+    Mutation("lesson 4: histogram ignores the switch (always unscaled)", "scaling", "ui/scaling.py",
+             (('hist = histogram_data(c.d, c.n_keys, c.seed, c.scale, c.tau)',
+               'hist = histogram_data(c.d, c.n_keys, c.seed, False, c.tau)'),)),
+    Mutation("lesson 5: masked-cell count off by one", "causal", "ui/causal.py",
+             (('masked=mask_facts(res)["masked"], total=n * n', 'masked=mask_facts(res)["masked"] + 1, total=n * n'),)),
+    Mutation("lesson 5: causal map draws the bidirectional weights", "causal", "ui/causal.py",
+             (('weights_heatmap, res["causal"].weights, s.words, title=t("causal.causal_title")',
+               'weights_heatmap, res["bidirectional"].weights, s.words, title=t("causal.causal_title")'),)),
+    Mutation("lesson 3: token position off by one in the caption", "self_attention", "ui/self_attention.py",
+             (("pos=sel + 1, top=tops(tokens, row)", "pos=sel, top=tops(tokens, row)"),)),
+    Mutation("lesson 3: weights written to 0 decimals", "self_attention", "ui/self_attention.py",
+             (('f"{md_escape(tokens[j])} {row[j]:.1%}"', 'f"{md_escape(tokens[j])} {row[j]:.0%}"'),)),
+    Mutation("lesson 3: two head titles swapped (en)", "self_attention", "locales/en/self_attention.toml",
+             (('head_syntax = "Head 2: predicate → subject (hand-designed)"',
+               'head_syntax = "Head 3: previous word (rule)"'),
+              ('head_previous_word = "Head 3: previous word (rule)"',
+               'head_previous_word = "Head 2: predicate → subject (hand-designed)"'))),
+    Mutation("lesson 2: best book's share shown as a fraction, not %", "qkv", "ui/qkv.py",
+             (("share=100 * found.weights[found.best]))", "share=found.weights[found.best]))"),)),
+    Mutation("lesson 2: query row drawn last in the key map", "qkv", "ui/qkv.py",
+             (('[c.query, *lib.keys], [t("qkv.query_row"), *titles]', '[c.query, *lib.keys], [*titles, t("qkv.query_row")]'),)),
+    Mutation("lesson 1: pairs count without its thousands separator", "rnn", "ui/rnn.py",
+             (("f\"{n} × {n} = {steps['pairs']:,}\"", "f\"{n} × {n} = {steps['pairs']}\""),)),
+    Mutation("lesson 6: stated rank off by one", "glove", "ui/glove.py",
+             (("rank=rank, n=n, weight=number(row[ti])", "rank=rank + 1, n=n, weight=number(row[ti])"),)),
+    Mutation("lesson 7: positional-encoding map's axis titles swapped", "transformer", "ui/transformer.py",
+             (('axis_titles=(t("transformer.axis_dim"), t("transformer.axis_position"))',
+               'axis_titles=(t("transformer.axis_position"), t("transformer.axis_dim"))'),)),
+    Mutation("lesson 7: feed-forward count reports attention's", "transformer", "ui/transformer.py",
+             (('ffn=check.rows_changed("ffn")', 'ffn=check.rows_changed("attention")'),)),
+    Mutation("lesson 9: n × n written as 2n", "summary", "ui/summary.py",
+             (('n=f["n"], pairs=f["pairs"]', 'n=f["n"], pairs=2 * f["n"]'),)),
+]
+
+
+def copy_tree(dest: Path) -> Path:
+    ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".hypothesis", ".pytest_cache", "test-artifacts")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+def run_seam(tree: Path, first: str | None, python: str) -> tuple[bool, float, str]:
+    """-> (passed, seconds, the last lines of pytest's output) of the page-seam tests in ``tree``."""
+    files = SEAM_TESTS if first is None else [f"tests/test_page_seam_{first}.py",
+                                              *[f for f in SEAM_TESTS if not f.endswith(f"_{first}.py")]]
+    env = dict(os.environ, HYPOTHESIS_PROFILE="fast", PYTHONDONTWRITEBYTECODE="1")
+    start = time.perf_counter()
+    done = subprocess.run([python, "-m", "pytest", *files, "-x", "-q", "-p", "no:cacheprovider", "-W", "ignore"],
+                          cwd=tree, env=env, capture_output=True, text=True)
+    tail = "\n".join(done.stdout.strip().splitlines()[-3:])
+    return done.returncode == 0, time.perf_counter() - start, tail
+
+
+def apply(tree: Path, m: Mutation) -> str | None:
+    """Apply ``m`` in ``tree``; -> the file's original text, or None if an edit no longer matches (stale)."""
+    path = tree / m.path
+    original = text = path.read_text()
+    for old, new in m.edits:
+        if text.count(old) != 1:
+            return None
+        text = text.replace(old, new)
+    path.write_text(text)
+    return original
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", default="", help="only mutations whose name contains this text")
+    parser.add_argument("--list", action="store_true", help="print the mutations' names and exit")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter that runs pytest")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTATIONS if args.k.lower() in m.name.lower()]
+    if args.list:
+        print("\n".join(f"{m.name}  ({m.path})" for m in chosen))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="mutations-") as tmp:
+        tree = copy_tree(Path(tmp) / "tree")
+        passed, seconds, tail = run_seam(tree, None, args.python)
+        print(f"unmutated tree: {'passes' if passed else 'FAILS'} ({seconds:.0f} s)", flush=True)
+        if not passed:
+            print(tail)
+            return 2
+        caught, stale = 0, []
+        for m in chosen:
+            original = apply(tree, m)
+            if original is None:
+                stale.append(m.name)
+                print(f"STALE   {m.name}", flush=True)
+                continue
+            try:
+                passed, seconds, tail = run_seam(tree, m.lesson, args.python)
+            finally:
+                (tree / m.path).write_text(original)
+            caught += not passed
+            print(f"{'caught' if not passed else 'MISSED'}  {m.name}  ({m.path}, {seconds:.0f} s)", flush=True)
+        print(f"{caught} of {len(chosen) - len(stale)} mutations caught" + (f", {len(stale)} stale" if stale else ""))
+        return 0 if caught == len(chosen) - len(stale) and not stale else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
