@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -209,7 +210,7 @@ def test_it_cannot_see_tired_or_wide_and_the_last_word_can(lang):
     growth = b.attention[:, :, -1, street] - a.attention[:, :, -1, street]
     layer, head = np.unravel_index(int(np.argmax(growth)), growth.shape)
     assert flips > 0
-    line = [m for m in shown(at) if f" {flips} " in m and f"L{layer}H{head}" in m]
+    line = [m for m in shown(at) if re.search(rf"(?<!\d){flips}(?!\d)", m) and f"L{layer}H{head}" in m]
     assert len(line) == 1
 
 
