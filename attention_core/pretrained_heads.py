@@ -104,43 +104,63 @@ def best_head(scores) -> HeadWeight:
     return HeadWeight(int(layer), int(head), float(scores[layer, head]))
 
 
-def pair_scores(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]) -> KindScores:
-    """S arrays (L, H, n_s, n_s), S sentences -> KindScores: mean weight and accuracy (L, H) over all their pairs."""
-    if len(attentions) != len(sentences) or not sentences:
-        raise ValueError("need one attention array per sentence, and at least one sentence")
-    weights, hits = [], []
-    for attention, sentence in zip(attentions, sentences):
-        for source, target in sentence.pairs:
-            others = [k for k in range(len(sentence.words)) if k != source]
-            to_words = word_weights(attention, sentence.words[source], [sentence.words[k] for k in others])
-            weights.append(to_words[..., others.index(target)])
-            hits.append(to_words.argmax(axis=-1) == others.index(target))
-    if not weights:
-        raise ValueError("the sentences hold no pairs")
-    return KindScores(np.mean(weights, axis=0), np.mean(hits, axis=0), len(weights))
-
-
-def sink_scores(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]) -> KindScores:
-    """S arrays (L, H, n_s, n_s), S sentences -> KindScores: mean weight on [CLS] (token 0) of every word's row."""
-    weights = [span_weight(attention, word, (0, 1)) for attention, sentence in zip(attentions, sentences, strict=True)
-               for word in sentence.words if word[1] > word[0]]
-    if not weights:
-        raise ValueError("the sentences hold no words")
-    return KindScores(np.mean(weights, axis=0), None, len(weights))
-
-
 def _check_span(span: Span, n: int) -> None:
     first, stop = span
     if not 0 <= first < stop <= n:
         raise ValueError(f"span {span} is not a non-empty token range inside 0..{n}")
 
 
-# ---------------------------------------------------------------- pronouns: the twin test and Winograd pairs
+# ---------------------------------------------------------------- per item, for attention_core.head_stats
+
+def pair_outcomes(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]):
+    """S arrays (L, H, n_s, n_s), S sentences -> (hits (L, H, P): the pair's target gets the most weight among the
+    sentence's other words, weights (L, H, P), sentence (P,): which sentence each pair comes from)."""
+    if len(attentions) != len(sentences) or not sentences:
+        raise ValueError("need one attention array per sentence, and at least one sentence")
+    weights, hits, owner = [], [], []
+    for s, (attention, sentence) in enumerate(zip(attentions, sentences)):
+        for source, target in sentence.pairs:
+            others = [k for k in range(len(sentence.words)) if k != source]
+            to_words = word_weights(attention, sentence.words[source], [sentence.words[k] for k in others])
+            weights.append(to_words[..., others.index(target)])
+            hits.append(to_words.argmax(axis=-1) == others.index(target))
+            owner.append(s)
+    if not weights:
+        raise ValueError("the sentences hold no pairs")
+    return np.stack(hits, axis=-1), np.stack(weights, axis=-1), np.array(owner)
+
+
+def sink_outcomes(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]):
+    """S arrays (L, H, n_s, n_s), S sentences -> (weights (L, H, W) every word's weight on [CLS], sentence (W,))."""
+    weights, owner = [], []
+    for s, (attention, sentence) in enumerate(zip(attentions, sentences, strict=True)):
+        for word in sentence.words:
+            if word[1] > word[0]:
+                weights.append(span_weight(attention, word, (0, 1)))
+                owner.append(s)
+    if not weights:
+        raise ValueError("the sentences hold no words")
+    return np.stack(weights, axis=-1), np.array(owner)
+
+
+def pair_scores(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]) -> KindScores:
+    """S arrays (L, H, n_s, n_s), S sentences -> KindScores: mean weight and accuracy (L, H) over all their pairs."""
+    hits, weights, _ = pair_outcomes(attentions, sentences)
+    return KindScores(weights.mean(axis=-1), hits.mean(axis=-1), weights.shape[-1])
+
+
+def sink_scores(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]) -> KindScores:
+    """S arrays (L, H, n_s, n_s), S sentences -> KindScores: mean weight on [CLS] (token 0) of every word's row."""
+    weights, _ = sink_outcomes(attentions, sentences)
+    return KindScores(weights.mean(axis=-1), None, weights.shape[-1])
+
+
+# ---------------------------------------------------------------- pronouns: minimal pairs
 
 @dataclass(frozen=True)
-class TwinTest:
+class MinimalPairTest:
     """Two sentences that differ in one word. weights: (2, L, H, 2) = sentence, layer, head, candidate;
-    answers: (2,) the right candidate's index in each sentence."""
+    answers: the right candidate (0 or 1) in each sentence."""
 
     weights: np.ndarray
     answers: tuple[int, int]
@@ -169,53 +189,26 @@ class TwinTest:
         return np.stack([w[s, ..., right[s]] - w[s, ..., 1 - right[s]] for s in range(2)])
 
 
-def twin_test(attentions: Sequence[np.ndarray], pronouns: Sequence[Span], candidates: Sequence[Sequence[Span]],
-              answers: tuple[int, int]) -> TwinTest:
-    """2 arrays (L, H, n_s, n_s), the pronoun's span and the 2 candidates' spans in each -> TwinTest."""
+def minimal_pair_test(attentions: Sequence[np.ndarray], pronouns: Sequence[Span],
+                      candidates: Sequence[Sequence[Span]], answers: tuple[int, int]) -> MinimalPairTest:
+    """2 arrays (L, H, n_s, n_s), the pronoun's span and the 2 candidates' spans in each -> MinimalPairTest."""
     if not (len(attentions) == len(pronouns) == len(candidates) == 2) or any(len(c) != 2 for c in candidates):
-        raise ValueError("a twin test takes two sentences, each with one pronoun and two candidates")
+        raise ValueError("a minimal pair takes two sentences, each with one pronoun and two candidates")
     weights = np.stack([word_weights(a, p, c) for a, p, c in zip(attentions, pronouns, candidates)])
-    return TwinTest(weights, (int(answers[0]), int(answers[1])))
+    return MinimalPairTest(weights, (int(answers[0]), int(answers[1])))
 
 
-@dataclass(frozen=True)
-class WinogradScores:
-    """Per head over P pairs: sentence_accuracy (L, H) (chance 50 %), pair_accuracy (L, H) (chance 25 %).
-
-    A sentence is right when the head gives strictly more weight to the right candidate; a pair is right when both
-    its sentences are. A head that ignores the switching word prefers the same noun twice and so scores exactly
-    50 % of the sentences and 0 % of the pairs.
-    """
-
-    sentence_accuracy: np.ndarray
-    pair_accuracy: np.ndarray
-    pairs: int
-
-    @property
-    def best(self) -> HeadWeight:
-        return best_head(self.sentence_accuracy)
-
-    @property
-    def mean(self) -> float:
-        return float(self.sentence_accuracy.mean())
-
-
-def winograd_scores(margins) -> WinogradScores:
-    """margins: (P, 2, L, H) right-minus-wrong weight per pair and sentence -> WinogradScores."""
-    margins = np.asarray(margins)
+def signed_pair_outcomes(margins) -> np.ndarray:
+    """margins: (P, 2, L, H) right-minus-wrong weight -> (L, H, P) per pair (sign(m0) + sign(m1)) / 2 in [-1, 1]:
+    +1 right in both sentences, 0 the same noun preferred in both (one right, one wrong), -1 wrong in both."""
+    margins = np.asarray(margins, dtype=np.float64)
     if margins.ndim != 4 or margins.shape[1] != 2 or margins.shape[0] == 0:
         raise ValueError(f"margins must be (pairs, 2, layers, heads) with pairs >= 1, got {margins.shape}")
-    right = margins > 0
-    return WinogradScores(right.mean(axis=(0, 1)), right.all(axis=1).mean(axis=0), margins.shape[0])
+    return np.moveaxis(np.sign(margins).sum(axis=1) / 2.0, 0, -1)
 
 
-def held_out_choice(margins, chosen_on) -> tuple[HeadWeight, float]:
-    """margins: (P, 2, L, H), chosen_on: (P,) bool -> (the best head by sentence accuracy on the chosen pairs,
-    its sentence accuracy on the other pairs): does picking a head on some pairs carry over to new ones?"""
-    margins = np.asarray(margins)
-    chosen_on = np.asarray(chosen_on, dtype=bool)
-    if chosen_on.shape != margins.shape[:1] or chosen_on.all() or not chosen_on.any():
-        raise ValueError("chosen_on must mark some but not all of the pairs")
-    picked = winograd_scores(margins[chosen_on]).best
-    rest = winograd_scores(margins[~chosen_on]).sentence_accuracy[picked.layer, picked.head]
-    return picked, float(rest)
+def sentence_hits(margins) -> np.ndarray:
+    """margins: (P, 2, L, H) -> (L, H, P) the share of the pair's two sentences where the right noun gets strictly
+    more weight (0, 0.5 or 1)."""
+    margins = np.asarray(margins, dtype=np.float64)
+    return np.moveaxis((margins > 0).mean(axis=1), 0, -1)

@@ -1,17 +1,17 @@
 """Lesson 8, inside a trained model: all-MiniLM-L6-v2's 72 heads on a sentence, run live in NumPy.
 
-The sentence and the [CLS]/[SEP] switch are here (changing them reruns the page); the heads, "find the head", the
-twin test and the catalogue are sections in ui/pretrained.py. The two predictions come before any figure that
-would answer them.
+The sentence and the [CLS]/[SEP] switch are here (changing them reruns the page); "find the head" is a section in
+ui/pretrained.py, the tired/wide minimal pair and the catalogue in ui/pretrained_measures.py, the heads at a glance in
+ui/pretrained_view.py. The two predictions
+come before any figure that would answer them.
 """
 
 import streamlit as st
 
 from ui.common import page_header, translator, what_to_try
-from ui.pretrained import (
-    S, catalogue_section, find_section, formula, heads_section, model_or_message, predictions, sentence_picker,
-    sink_section, twin_section,
-)
+from ui.pretrained import S, find_section, formula, model_or_message, predictions, sentence_picker, sink_section
+from ui.pretrained_measures import catalogue_section, pair_section
+from ui.pretrained_view import heads_section
 
 t = translator()
 page_header(t, S, formula())
@@ -23,7 +23,7 @@ if model_or_message(t):
         what_to_try(t, S)
         sink_section(t, reading, hide)
         if predictions(t):
-            heads_section(reading.text, hide)
-            find_section(reading.text, hide)
-            twin_section(t, hide)
-            catalogue_section(t, hide)
+            heads_section(t, reading.text, hide)
+            find_section(t, reading.text, hide)
+            pair_section(t, hide)
+            catalogue_section(t)

@@ -1,5 +1,5 @@
 """Lesson 6's side by side: our trained head and lesson 8's model on the same held-out sentences, one two-way choice.
-References: hand-built pairs and weights with known answers, per-head loops over attention_maps."""
+References: hand-built pairs and weights with known answers, per-head loops over the attention read_text gives."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ import pytest
 
 from attention_core.glove_pretrained import candidates, choice_weights, picked_head, two_way_accuracy, two_way_rows
 from attention_core.glove_pronouns import PronounSentence, load_pronoun_dataset
-from attention_core.pretrained import attention_maps, load_model
+from attention_core.pretrained import load_model, read_text
 from tests.apptest_utils import assert_clean, open_page
 from ui.i18n import load_strings
+
+
+def attention_maps(text: str, model=None):
+    """text -> (token texts, attentions (L, H, n, n)) of the model (the trained one unless given), via read_text."""
+    reading = read_text(text, model)
+    return reading.token_texts, reading.attentions
 
 
 def pair(tokens, pronoun, animal, place, number=0):

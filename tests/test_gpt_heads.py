@@ -152,7 +152,7 @@ def test_sequences_are_seeded_and_the_two_sets_differ():
 
 def test_measure_sequences_stacks_each_sequences_measures():
     period, vocab = 3, 12
-    seqs = heads.repeated_random_sequences(0, 2, period, high=vocab)
+    seqs = heads.repeated_random_sequences(0, 2, period, low=0, high=vocab)
     queries, targets = heads.induction_rows(period)
 
     def forward(ids):  # a perfect induction head, and logits that know the repeat only in the second copy

@@ -13,10 +13,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.pretrained import attention_maps
+from attention_core.pretrained import read_text
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from ui import startup
 from ui.common import MAX_CHARS
+
+
+def attention_maps(text: str, model=None):
+    """text -> (token texts, attentions (L, H, n, n)) of the model (the trained one unless given), via read_text."""
+    reading = read_text(text, model)
+    return reading.token_texts, reading.attentions
 
 pytestmark = pytest.mark.pages
 

@@ -20,7 +20,7 @@ from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
 from tests.pages import page
 from ui.i18n import load_strings, sci
-from ui.startup import SCALING_TABLE_SEED
+from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 
 pytestmark = pytest.mark.pages
 

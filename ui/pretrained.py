@@ -1,10 +1,11 @@
-"""Lesson 8's sections: a trained model's heads on the learner's sentence, measured.
+"""Lesson 8's sections on the learner's sentence: the sentence, the [CLS] sink, the predictions, find the head.
 
 The model is read once per process and shared read-only (st.cache_resource); a sentence's attention is computed
-once per distinct text (st.cache_data); the catalogue, the Winograd study and the featured head, for the model and
-its untrained twin, are computed on the built-in sets once per process in the background from the server's first
-run on (ui/startup.py), and a page that asks first waits for them. ``heads_section`` and ``find_section`` are fragments: a head, token
-or word picked inside reruns only that section.
+once per distinct text (st.cache_data). The measurements on the built-in sets (attention_core.pretrained_measure),
+for the model and its untrained copy, are registered as start-up work (ui/startup.py: made in the background from
+the server's first run on), and a page that asks first waits for them. ``find_section`` is a fragment: a word
+picked inside reruns only that section. The measured sections are in ui/pretrained_measures.py, the model view in
+ui/pretrained_view.py.
 """
 
 from __future__ import annotations
@@ -16,26 +17,57 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import pretrained_heads as heads
-from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model, read_text, vocabulary_check
-from attention_core.pretrained_sets import KINDS, load_pretrained_sets
-from attention_core.self_attention import top_targets
+from attention_core.glove_pronouns import capitalised_words, default_words
+from attention_core.pretrained import (
+    INSTALL_COMMAND, ModelUnavailable, build_untrained_copy, load_model, read_text, vocabulary_check,
+)
+from attention_core.pretrained_measure import LessonMeasures, SetResults, lesson_measures, set_results
+from attention_core.pretrained_sets import load_pretrained_sets
 from charts.bars import weight_bars
-from charts.self_attention import outline_row
 from charts.matrix import attention_heatmap
-from charts.pretrained import MODEL_VIEW_SELECTION, model_view, model_view_table
-from charts.tokens import token_lines
 from ui.common import (
-    MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal,
+    MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
     url_selectbox,
 )
 from ui.display import show_plotly
 from ui.figures import figure_spec
-from ui.startup import PRETRAINED_TWIN_SEED as TWIN_SEED, trained_results, twin_results
+from ui.startup import register_startup, return_freed_memory
 
 S = "pretrained"
 CUSTOM = "custom"
 RANKED_SHOWN = 12  # heads in the "find the head" bar chart (the table lists all of them)
-RESOLVES_AT = 0.75  # held-out sentence accuracy at which the page would say the model resolves the pairs
+UNTRAINED_SEED = 0  # lesson 8's control: one seeded untrained copy, the same for every session
+
+
+def _untrained_results() -> SetResults:
+    model = build_untrained_copy(UNTRAINED_SEED)
+    results = set_results(model, load_pretrained_sets())
+    del model  # the copy's weights (~86 MB) live only while its results are made
+    return_freed_memory()
+    return results
+
+
+# Start-up work, in this order: the trained model's results (the page needs them on opening), the untrained copy's
+# (early, before a class's pages fill the memory), then what the page reports from both.
+TRAINED = register_startup("pretrained-trained", lambda: set_results(load_model(), load_pretrained_sets()))
+UNTRAINED = register_startup("pretrained-untrained", _untrained_results)
+MEASURES = register_startup("pretrained-measures",
+                            lambda: lesson_measures(TRAINED.result(), UNTRAINED.result(), load_pretrained_sets()))
+
+
+def trained_results() -> SetResults:
+    """The trained model on the built-in sets (shared read-only); raises what computing them raised
+    (ModelUnavailable without the model package, PresetError for a broken file)."""
+    return TRAINED.result()
+
+
+def untrained_results() -> SetResults:
+    return UNTRAINED.result()
+
+
+def measures() -> LessonMeasures:
+    """Everything the page reports from the built-in sets (attention_core.pretrained_measure.lesson_measures)."""
+    return MEASURES.result()
 
 
 def _explain(t, key: str, **values) -> None:
@@ -66,10 +98,6 @@ class SentenceView:
     def spans(self) -> list[tuple[int, int]]:
         return [(first, stop) for _, first, stop in self.words if stop > first]
 
-    def word_index(self, word: str, default: int) -> int:
-        names = [w.lower() for w, first, stop in self.words if stop > first]
-        return names.index(word) if word in names else default
-
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def sentence_view(text: str) -> SentenceView:
@@ -92,25 +120,28 @@ def _viewed(text: str, hide: bool) -> tuple[tuple[str, ...], np.ndarray, np.ndar
 
 def featured():
     """-> (the head with most weight from "it" to "animal" in the famous sentence, the pair, the trained model's
-    twin test on it): from the once-per-process results of the trained model."""
+    minimal-pair test on it): from the once-per-process results of the trained model."""
     results = trained_results()
     return results.featured, _sets().winograd[0], results.featured_test
 
 
-def catalogue(hide: bool):
-    """-> ({kind: CatalogueEntry} of the trained model, of the twin), [CLS]/[SEP] hidden or not."""
-    trained, twin = trained_results(), twin_results()
-    if hide:
-        return trained.catalogue_hidden, twin.catalogue_hidden
-    return trained.catalogue, twin.catalogue
+def sentence_words(view: SentenceView) -> list[str]:
+    """-> the sentence's words as the model reads them (lower case), those that make at least one token."""
+    return [w.lower() for w, first, stop in view.words if stop > first]
 
 
-def winograd():
-    """-> per-head scores of the trained model and the twin, and a head picked on the even pairs scored on the odd."""
-    margins = trained_results().margins
-    chosen = np.arange(margins.shape[0]) % 2 == 0
-    return (heads.winograd_scores(margins), heads.winograd_scores(twin_results().margins),
-            heads.held_out_choice(margins, chosen))
+def pronoun_link(view: SentenceView):
+    """-> lesson 6's rule on this sentence (attention_core.glove_pronouns.default_words: the first pronoun, and the
+    noun it most plausibly refers to): DefaultWords over sentence_words; query_rule "last_word" means no pronoun."""
+    return default_words(sentence_words(view), capitalised_words(view.text))
+
+
+def pronoun_token(view: SentenceView) -> int | None:
+    """-> the token position of the sentence's first pronoun (lesson 6's rule), None when it has none."""
+    choice = pronoun_link(view)
+    if choice.query_rule != "pronoun":
+        return None
+    return [first for _, first, stop in view.words if stop > first][choice.query]
 
 
 # ---------------------------------------------------------------- the sentence
@@ -186,7 +217,8 @@ def _grid_labels(t, layers: int, count: int) -> tuple[list[str], list[str]]:
 
 
 def sink_section(t, view: SentenceView, hide: bool) -> None:
-    """The share of each head's weight on [CLS] over this sentence's words, and what the switch does about it."""
+    """The share of each head's weight on [CLS] over this sentence's words, why [CLS] works as a sink (its hidden
+    state is nearly the same in every sentence), and what the switch does about it."""
     st.subheader(t(f"{S}.sink_title"))
     words = heads.SpannedSentence(tuple(view.spans()), ())
     share = heads.sink_scores([view.attentions], [words]).mean_weight
@@ -196,6 +228,11 @@ def sink_section(t, view: SentenceView, hide: bool) -> None:
                             value_label=t(f"{S}.share_label"), axis_titles=(t(f"{S}.axis_head"), t(f"{S}.axis_layer")),
                             plot_width=600, height=360), key="pretrained_sink_map")
     st.markdown(t(f"{S}.sink_numbers", share=f"{share.mean():.0%}", over=int((share > 0.5).sum()), heads=share.size))
+    with st.spinner(t(f"{S}.catalogue_running")):  # shown only if the server started moments ago
+        cosine = trained_results().cls_cosine
+    presets = _sets().presets
+    st.markdown(t(f"{S}.sink_cosine", first=md_escape(presets[0]), second=md_escape(presets[-1]),
+                  lowest=f"{cosine.min():.4f}", layers=cosine.size))
     _explain(t, "sink_explain")
     st.caption(t(f"{S}.hide_on") if hide else t(f"{S}.hide_off"))
 
@@ -211,9 +248,9 @@ def predictions(t) -> bool:
                                 key="pretrained_predict")
     if first:
         with st.spinner(t(f"{S}.catalogue_running")):
-            twin_best = twin_results().featured
+            control = untrained_results().featured
         st.caption(t(f"{S}.link_numbers", head=best.name, weight=f"{best.weight:.0%}",
-                     twin=f"{twin_best.weight:.0%}", twin_head=twin_best.name))
+                     untrained=f"{control.weight:.0%}", untrained_head=control.name))
     street_wins = int(test.preferred[1, best.layer, best.head]) == 1
     # The second question names "the head that links it to animal": asked only once the first is answered.
     second = first and predict_then_reveal(t, f"{S}.switch", 2, 1 if street_wins else 2, key="pretrained_switch_predict")
@@ -228,85 +265,31 @@ def predictions(t) -> bool:
     return first and second
 
 
-# ---------------------------------------------------------------- the model view and one head opened
-
-def _on_head_click():
-    points = ((st.session_state.get("pretrained_model_view") or {}).get("selection") or {}).get(MODEL_VIEW_SELECTION)
-    if points and isinstance(points, list) and isinstance(points[0], dict):
-        layer, head = points[0].get("layer"), points[0].get("head")
-        if isinstance(layer, int) and isinstance(head, int) and 0 <= layer < 6 and 0 <= head < 12:
-            st.session_state.pretrained_layer, st.session_state.pretrained_head = layer, head
-
-
-@guarded_fragment
-def heads_section(text: str, hide: bool) -> None:
-    """All heads at a glance (click one), the picked head as lines + matrix for one token."""
-    from ui.common import translator
-
-    t = translator()
-    tokens, shown, _ = _viewed(text, hide)
-    layers, count, n = shown.shape[0], shown.shape[1], len(tokens)
-    best = featured()[0]
-    st.subheader(t(f"{S}.model_view_title"))
-    _explain(t, "model_view_explain", layers=layers, heads=count, total=layers * count)
-    c_layer, c_head, c_token = st.columns(3)
-    with c_layer:
-        layer = url_selectbox(t(f"{S}.layer"), list(range(layers)), "pretrained_layer", default=best.layer)
-    with c_head:
-        head = url_selectbox(t(f"{S}.head"), list(range(count)), "pretrained_head", default=best.head)
-    spec = model_view(tokens, layers, count, (layer, head), layer_label=t(f"{S}.layer_short", k=""),
-                      head_label=t(f"{S}.head_short", k=""), query_label=t("common.axis_query"),
-                      key_label=t("common.axis_key"), value_label=t("common.weight"))
-    st.vega_lite_chart(model_view_table(shown), spec, on_select=_on_head_click, selection_mode=MODEL_VIEW_SELECTION,
-                       key="pretrained_model_view")
-    st.caption(t(f"{S}.model_view_caption"))
-    # the token is kept as its position in the whole sentence, so hiding [CLS]/[SEP] keeps the same token picked
-    every = sentence_view(text).tokens
-    positions = [i for i, tok in enumerate(every) if not hide or tok not in heads.SPECIAL_TOKENS]
-    pronoun = every.index("it") if "it" in every else positions[min(1, n - 1)]
-    with c_token:
-        picked = url_selectbox(t(f"{S}.token"), positions, "pretrained_token",
-                               format_func=lambda i: f"{every[i]} ({i + 1})", default=pronoun)
-    sel = positions.index(picked)
-    weights = np.asarray(shown[layer, head], dtype=np.float64)
-    name = t(f"{S}.head_name", layer=layer, head=head)
-    left, right = st.columns(2, gap="medium")
-    with left:
-        fig = figure_spec(token_lines, list(tokens), weights[sel], sel, title=t(f"{S}.lines_title", head=name,
-                          token=tokens[sel]), value_label=t("common.weight"), query_label=t("common.axis_query"),
-                          key_label=t("common.axis_key"))
-        show_plotly(fig, key="pretrained_lines")
-    with right:
-        heat = figure_spec(attention_heatmap, weights, list(tokens), highlight_row=0, title=name,
-                           value_label=t("common.weight"), height=fig["layout"]["height"], axis_titles=heatmap_axes(t))
-        show_plotly(outline_row(heat, sel), key="pretrained_heat")
-    sep = "、" if t.lang == "ja" else ", "
-    top = sep.join(f"{md_escape(tokens[j])} {weights[sel, j]:.1%}" for j in top_targets(weights[sel], 3))
-    st.caption(t(f"{S}.head_caption", head=name, token=md_escape(tokens[sel]), top=top))
-
-
 # ---------------------------------------------------------------- find the head
 
 @guarded_fragment
-def find_section(text: str, hide: bool) -> None:
-    """Two words -> every head ranked by the weight from the first to the second."""
-    from ui.common import translator
-
-    t = translator()
+def find_section(t, text: str, hide: bool) -> None:
+    """Two words (starting at lesson 6's rule: the first pronoun, the noun it most plausibly refers to) -> every
+    head ranked by the weight from the first to the second."""
     view = sentence_view(text)
-    _, _, full = _viewed(text, hide)
+    shown, _, full = _viewed(text, hide)
     words = [w for w, first, stop in view.words if stop > first]
     spans = view.spans()
+    choice = pronoun_link(view)
     st.subheader(t(f"{S}.find_title"))
     _explain(t, "find_explain")
     c_from, c_to = st.columns(2)
     label = lambda i: f"{words[i]} ({i + 1})"  # noqa: E731
     with c_from:
         source = url_selectbox(t(f"{S}.from_word"), list(range(len(words))), "pretrained_from", format_func=label,
-                               default=view.word_index("it", 0))
+                               default=choice.query)
     with c_to:
         target = url_selectbox(t(f"{S}.to_word"), list(range(len(words))), "pretrained_to", format_func=label,
-                               default=view.word_index("animal", 1 if source == 0 else 0))
+                               default=choice.target)
+    if choice.query_rule != "pronoun":
+        st.info(t(f"{S}.find_no_pronoun"), icon=":material/info:")
+    elif (source, target) == (choice.query, choice.target):
+        st.caption(t(f"{S}.find_rule", source=md_escape(words[source]), target=md_escape(words[target])))
     if source == target:
         st.info(t(f"{S}.same_word"))
         return
@@ -319,66 +302,7 @@ def find_section(text: str, hide: bool) -> None:
     weights = np.array([h.weight for h in ranked])
     st.caption(t(f"{S}.find_caption", source=md_escape(words[source]), target=md_escape(words[target]),
                  head=names[0], weight=f"{weights[0]:.1%}", median=f"{np.median(weights):.1%}",
-                 even=f"{1 / len(view.tokens):.1%}", n=len(view.tokens)))
+                 even=f"{1 / len(shown):.1%}", n=len(shown)))
     with st.expander(t(f"{S}.find_table")):
         data_table(pa.table({t(f"{S}.col_head"): names, t("common.weight"): np.round(weights, 4)}), hide_index=True,
                    key="pretrained_find_table")
-
-
-# ---------------------------------------------------------------- the twin test and the Winograd pairs
-
-def twin_section(t, hide: bool) -> None:
-    best, pair, test = featured()
-    st.subheader(t(f"{S}.twin_title"))
-    _explain(t, "twin_explain")
-    name = t(f"{S}.head_name", layer=best.layer, head=best.head)
-    columns = st.columns(2, gap="medium")
-    for s, column in enumerate(columns):
-        _, _, full = _viewed(pair.sentences[s], hide)
-        view = sentence_view(pair.sentences[s])
-        row_at = view.tokens.index(pair.pronoun)
-        weights = np.asarray(full[best.layer, best.head, row_at], dtype=np.float64)
-        with column:
-            show_plotly(figure_spec(token_lines, list(view.tokens), weights, row_at,
-                                    title=t(f"{S}.twin_lines", head=name, word=pair.sentences[s].split()[-1]),
-                                    value_label=t("common.weight"), query_label=t("common.axis_query"),
-                                    key_label=t("common.axis_key")), key=f"pretrained_twin_{s}")
-    largest = test.weights.max(axis=(0, 3))[test.flips].max() if test.flips.any() else 0.0
-    st.markdown(t(f"{S}.flips", flips=int(test.flips.sum()), heads=test.flips.size, largest=f"{largest:.0%}",
-                  right_both=int(test.right_in_both.sum())))
-    with st.spinner(t(f"{S}.catalogue_running")):
-        scores, twin_scores, (picked, held) = winograd()
-    layers, count = scores.sentence_accuracy.shape
-    rows, cols = _grid_labels(t, layers, count)
-    show_plotly(figure_spec(attention_heatmap, scores.sentence_accuracy, rows, cols, title=t(f"{S}.wino_title",
-                            pairs=scores.pairs), value_label=t(f"{S}.accuracy"), plot_width=600, height=360,
-                            axis_titles=(t(f"{S}.axis_head"), t(f"{S}.axis_layer"))), key="pretrained_wino_map")
-    best_w = scores.best
-    verdict = "resolves" if held >= RESOLVES_AT else "does_not_resolve"
-    st.markdown(t(f"{S}.wino_numbers", sentences=2 * scores.pairs, pairs=scores.pairs, best=best_w.name,
-                  best_acc=f"{best_w.weight:.0%}", mean=f"{scores.mean:.0%}",
-                  twin_best=f"{twin_scores.best.weight:.0%}",
-                  picked=picked.name, held=f"{held:.0%}", pair_best=f"{scores.pair_accuracy.max():.0%}"))
-    st.markdown(f"**{t(f'{S}.{verdict}')}**")
-
-
-# ---------------------------------------------------------------- the catalogue
-
-def catalogue_section(t, hide: bool) -> None:
-    st.subheader(t(f"{S}.catalogue_title"))
-    _explain(t, "catalogue_explain")
-    with st.spinner(t(f"{S}.catalogue_running")):
-        trained, twin = catalogue(hide)
-    pct = lambda v: "" if v is None else f"{v:.0%}"  # noqa: E731
-    table = pa.table({
-        t(f"{S}.col_kind"): [t(f"{S}.kind_{k}") for k in KINDS],
-        t(f"{S}.col_best"): [trained[k].best.name for k in KINDS],
-        t(f"{S}.col_weight"): [pct(trained[k].best.weight) for k in KINDS],
-        t(f"{S}.col_accuracy"): [pct(trained[k].best_accuracy) for k in KINDS],
-        t(f"{S}.col_twin_best"): [twin[k].best.name for k in KINDS],
-        t(f"{S}.col_twin_weight"): [pct(twin[k].best.weight) for k in KINDS],
-        t(f"{S}.col_sentences"): [trained[k].sentences for k in KINDS],
-    })
-    data_table(table, hide_index=True, key="pretrained_catalogue")
-    ratio = min(trained[k].best.weight / max(twin[k].best.weight, 1e-9) for k in KINDS)
-    st.caption(t(f"{S}.catalogue_caption", ratio=f"{ratio:.1f}", twin_seed=TWIN_SEED))

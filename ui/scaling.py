@@ -16,13 +16,24 @@ from attention_core.attention import MAX_SEED
 from attention_core.scaling import (
     DIM_CHOICES, KEY_RANGE, NEXT_WORD_SCORES, SAMPLE_COUNT, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES,
     TEMPERATURE_CHOICES, density_histogram, logit_variance, normal_curve, prefix_weights, random_query_keys,
-    row_summary, sampling_sweep, score_sample, softmax_inputs, table_standard_errors,
+    row_summary, sampling_sweep, score_sample, softmax_inputs, sweep_table, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
 from ui.common import csv_download, data_table, explanation, guarded_fragment, predict_then_reveal
 from ui.display import show_plotly
 from ui.i18n import sci
-from ui.startup import SCALING_TABLE_SEED as TABLE_SEED, scaling_table as table  # noqa: F401 - the lesson's table
+from ui.startup import register_startup
+
+TABLE_SEED = 0  # the table is the statistical answer, not one seed's draw: one fixed seed, shared by everyone
+TABLE = register_startup("scaling-table", lambda: sweep_table(TABLE_SEED))  # once per process, in the background
+
+
+def table() -> dict:
+    """The sweep_table columns at TABLE_SEED (read-only: shared by every session); waits until computed."""
+    try:
+        return TABLE.result()
+    except Exception as exc:
+        raise RuntimeError("the scaling table could not be computed") from exc
 
 S = "scaling"
 JACOBIAN_NORM = r"$\lVert \mathrm{diag}(p) - pp^\top \rVert_F$"  # the F a subscript (a typed "_F" is not)

@@ -3,11 +3,12 @@
 ``start()`` runs at the top of streamlit_app.py on every script run and does its work on the first one only:
 - the runtime fix for resumed sessions (ui/runtime_fixes.py says what it fixes);
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
-- in one background thread, while the first visitors read: lesson 8's results on its built-in sentences for the
-  trained model (its page needs them on opening), then for the untrained twin (whose weights live only while they
-  are computed, early, before a class's pages fill the memory), lesson 4's seed-independent table, then everything
-  alive moved out of the cyclic GC (``gc.freeze``, as below); Streamlit's emoji pattern is compiled first. A page
-  that asks for one of them before it is ready waits for the same computation (started then if need be).
+- in one background thread, while the first visitors read: the work lessons register with
+  ``register_startup(name, fn)`` (each lesson's ui module, imported by that thread in ``STARTUP_MODULES`` order:
+  lesson 8's results on its built-in sentences, then lesson 4's seed-independent table), run in registration
+  order, then everything alive moved out of the cyclic GC (``gc.freeze``, as below); Streamlit's emoji pattern is
+  compiled first. ``register_startup`` returns the work's ``Background``: a page that asks for its value before it
+  is ready waits for the same computation (started then if need be).
 ``glove()`` is the one process-lifetime resource loaded on first use (a process that serves only pages without
 word vectors never pays for it); once loaded, everything alive is moved out of the cyclic GC for good
 (``gc.freeze``): .streamlit/config.toml turns off Streamlit's full collection after every run, and Python's own
@@ -19,20 +20,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import importlib
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import streamlit as st
 
 from attention_core.glove import load_glove
-from attention_core.scaling import sweep_table
 from ui.runtime_fixes import skip_file_watchers_on_resume
 
-if TYPE_CHECKING:
-    from attention_core.pretrained_sets import SetResults
-
-SCALING_TABLE_SEED = 0  # the table is the statistical answer, not one seed's draw: one fixed seed, shared by everyone
-PRETRAINED_TWIN_SEED = 0  # lesson 8's control: one seeded twin, the same for every session
+STARTUP_MODULES = ("ui.pretrained", "ui.scaling")  # the ui modules that register start-up work, in this order
 
 
 class Background:
@@ -92,27 +89,9 @@ class _Attempt:
         self.error: Exception | None = None
 
 
-def _scaling_table() -> dict:
-    return sweep_table(SCALING_TABLE_SEED)
-
-
-def _pretrained_results(twin: bool) -> SetResults:
-    # imported here, in the thread: the first page does not wait for these modules
-    from attention_core.pretrained import build_twin, load_model
-    from attention_core.pretrained_sets import load_pretrained_sets, set_results
-
-    if not twin:
-        return set_results(load_model(), load_pretrained_sets())
-    model = build_twin(PRETRAINED_TWIN_SEED)
-    results = set_results(model, load_pretrained_sets())
-    del model  # the twin's weights (~86 MB) live only while its results are made
-    _return_freed_memory()
-    return results
-
-
-def _return_freed_memory() -> None:
+def return_freed_memory() -> None:
     """Hand the heap's freed pages back to the system (glibc's malloc_trim; elsewhere nothing): glibc keeps them,
-    and half of the twin's weights would stay in the process's memory for good."""
+    and a large freed array (lesson 8's untrained copy) would stay in the process's memory for good."""
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
@@ -121,9 +100,22 @@ def _return_freed_memory() -> None:
 
 _lock = threading.Lock()
 _started = False
-SCALING_TABLE = Background("scaling-table", _scaling_table)
-TRAINED_RESULTS = Background("pretrained-trained", lambda: _pretrained_results(twin=False))
-TWIN_RESULTS = Background("pretrained-twin", lambda: _pretrained_results(twin=True))
+_registered: dict[str, Background] = {}
+
+
+def register_startup(name: str, compute: Callable[[], Any]) -> Background:
+    """Register work for the start-up thread (run in registration order) -> its Background (``.result()`` waits for
+    it). Registering a name again returns the first registration's Background (a module imported twice)."""
+    with _lock:
+        if name not in _registered:
+            _registered[name] = Background(name, compute)
+        return _registered[name]
+
+
+def registered() -> list[Background]:
+    """-> the registered work, in registration order."""
+    with _lock:
+        return list(_registered.values())
 
 
 def start() -> None:
@@ -143,8 +135,10 @@ def _precompute() -> None:
     that asks for it first (Background.result)."""
     with contextlib.suppress(ImportError):  # Streamlit compiles its emoji pattern on the first alert whose text
         import streamlit.emojis  # noqa: F401 - is not ASCII (a lesson's answer): here, not in a student's run
-    for background in (TRAINED_RESULTS, TWIN_RESULTS, SCALING_TABLE):  # the twin early, before a class's pages fill
-        # the memory; lesson 8 asks for the trained model's on opening
+    for module in STARTUP_MODULES:  # importing a lesson's ui module registers its work
+        with contextlib.suppress(Exception):  # noqa: BLE001 - that page shows its own message when it runs
+            importlib.import_module(module)
+    for background in registered():
         try:
             background.result()
         except Exception:  # noqa: BLE001 - the page that needs it shows the message (lesson 8 without its package)
@@ -157,28 +151,6 @@ def _limit_blas_threads() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")  # process-wide, kept for the process's life
-
-
-def scaling_table() -> dict:
-    """The sweep_table columns at SCALING_TABLE_SEED (read-only: shared by every session); waits until computed."""
-    start()
-    try:
-        return SCALING_TABLE.result()
-    except Exception as exc:
-        raise RuntimeError("the scaling table could not be computed") from exc
-
-
-def trained_results() -> SetResults:
-    """Lesson 8's trained model on its built-in sets (read-only: shared by every session); waits until computed.
-    Raises what computing them raised (ModelUnavailable without the model package, PresetError for a broken file)."""
-    start()
-    return TRAINED_RESULTS.result()
-
-
-def twin_results() -> SetResults:
-    """The same for the untrained twin (PRETRAINED_TWIN_SEED)."""
-    start()
-    return TWIN_RESULTS.result()
 
 
 @st.cache_resource(show_spinner=False)

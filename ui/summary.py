@@ -85,7 +85,7 @@ def facts_self_attention(lang: str) -> dict:
 
 def facts_scaling() -> dict:
     """Lesson 4's table (computed once per process at start-up): the mean largest weight at the smallest and largest d."""
-    from ui.startup import scaling_table
+    from ui.scaling import table as scaling_table
 
     table = scaling_table()
     return {"table": table, "d_max": DIM_CHOICES[-1], "unscaled": float(table["max_unscaled"][-1]),

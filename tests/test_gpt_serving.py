@@ -1,0 +1,292 @@
+"""The generation server: batched equals one at a time, single flight, cancel, no thread or busy loop left behind.
+
+Most tests use a tiny fake model (a seeded table of logits per sequence) with a plain one-at-a-time loop as the
+reference; one slow test runs the real model.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from attention_core.gpt_batching import (
+    GenerationError, GenerationRequest, GenerationServer, SingleFlight, StepFunctions, step_seed,
+)
+
+VOCAB = 40
+STOP = 3
+
+
+def fake_logits(sequence) -> np.ndarray:
+    rng = np.random.default_rng([int(i) for i in sequence])
+    return rng.normal(size=VOCAB) * 2
+
+
+def fake_sample(logits, request, step):
+    z = np.asarray(logits, dtype=np.float64) / max(request.temperature, 1e-6)
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    token = int(np.random.default_rng(step_seed(request.seed, step)).choice(len(p), p=p))
+    return token, float(p[token])
+
+
+class FakeModel:
+    """A cache is the list of ids so far. Counts prompts started and batch sizes; `gate` holds the first step."""
+
+    def __init__(self, step_delay_s=0.0, fail_at_step=None, fail_prompt=None, stop_ids=frozenset()):
+        self.prompts_started, self.batch_sizes = 0, []
+        self.gate = threading.Event()
+        self.gate.set()
+        self.step_delay_s, self.fail_at_step, self.fail_prompt = step_delay_s, fail_at_step, fail_prompt
+        self.stop_ids = stop_ids
+
+    def new_cache(self, expected_length):
+        return []
+
+    def check(self, request):
+        if self.fail_prompt is not None and request.prompt_ids == self.fail_prompt:
+            raise ValueError("this prompt breaks the fake model\nsecond line of a traceback-like text")
+
+    def step(self, caches, chunks):
+        self.gate.wait(10)
+        self.batch_sizes.append(len(caches))
+        self.prompts_started += sum(1 for cache in caches if not cache)
+        if self.fail_at_step is not None and len(self.batch_sizes) == self.fail_at_step:
+            raise MemoryError("the fake model ran out of memory")
+        if self.step_delay_s:
+            time.sleep(self.step_delay_s)
+        for cache, chunk in zip(caches, chunks):
+            cache.extend(chunk)
+        return np.stack([fake_logits(cache) for cache in caches])
+
+    def functions(self):
+        return StepFunctions(self.new_cache, self.step, fake_sample, frozenset(self.stop_ids), self.check)
+
+
+def one_at_a_time(model: FakeModel, request: GenerationRequest):
+    """The reference: the whole prompt in one step, then one step per token, for this request alone."""
+    cache = model.new_cache(0)
+    logits = model.step([cache], [list(request.prompt_ids)])[0]
+    out = []
+    for step in range(request.max_new_tokens):
+        token, prob = fake_sample(logits, request, step)
+        out.append((token, prob))
+        if token in model.stop_ids:
+            break
+        logits = model.step([cache], [[token]])[0]
+    return out
+
+
+def read_all(server, request, results, index, cancel=None):
+    try:
+        results[index] = list(server.stream(request, cancel))
+    except GenerationError as exc:
+        results[index] = exc
+
+
+def wait_for(condition, timeout_s=10.0):
+    """Wait for the server's state (never a fixed sleep): poll until condition() or fail after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the server"
+        time.sleep(0.005)
+
+
+def generation_threads():
+    return [t for t in threading.enumerate() if t.name == "gpt-generation"]
+
+
+def requests(n, max_new_tokens=12):
+    return [GenerationRequest(tuple(range(5 + i, 9 + 2 * i)), temperature=0.5 + 0.1 * i, seed=100 + i,
+                              max_new_tokens=max_new_tokens) for i in range(n)]
+
+
+def run_together(server, model, reqs, cancels=None):
+    """Start every reader while the first step is held, so all of them are in the second step."""
+    model.gate.clear()
+    results = [None] * len(reqs)
+    threads = [threading.Thread(target=read_all, args=(server, r, results, i, cancels and cancels[i]))
+               for i, r in enumerate(reqs)]
+    for t in threads:
+        t.start()
+    asking = len(reqs) - sum(c.is_set() for c in cancels or [])  # a reader cancelled before it asks never joins
+    wait_for(lambda: server.readers_joined == asking)  # the first step waits at the gate
+    model.gate.set()
+    for t in threads:
+        t.join(10)
+    return results
+
+
+# ---------------------------------------------------------------- batching
+
+def test_batched_results_equal_one_at_a_time_with_one_step_per_token_for_everyone():
+    model = FakeModel()
+    server = GenerationServer(model.functions())
+    reqs = requests(8)
+    results = run_together(server, model, reqs)
+    reference_model = FakeModel()
+    assert results == [one_at_a_time(reference_model, r) for r in reqs]
+    # the first step (held at the gate) has those that had arrived; every later step all 8 until they finish:
+    # 12 or 13 steps for 8 x 12 tokens, where one at a time would take 8 x 12
+    assert model.batch_sizes[1:12] == [8] * 11 and server.steps in (12, 13)
+    wait_for(lambda: not server.running())
+    assert generation_threads() == []
+
+
+def test_a_request_joins_a_running_batch_and_the_results_do_not_depend_on_the_batch():
+    model = FakeModel(step_delay_s=0.01)
+    server = GenerationServer(model.functions())
+    long, late = GenerationRequest((7, 8, 9), seed=1, max_new_tokens=30), GenerationRequest((4,), seed=2)
+    results = [None, None]
+    first = threading.Thread(target=read_all, args=(server, long, results, 0))
+    first.start()
+    wait_for(lambda: server.steps >= 3)
+    read_all(server, late, results, 1)
+    first.join(10)
+    assert max(model.batch_sizes) == 2  # the late request ran inside the long one's batch
+    assert results == [one_at_a_time(FakeModel(), long), one_at_a_time(FakeModel(), late)]
+
+
+def test_a_stop_token_ends_the_generation_and_is_the_last_token():
+    model = FakeModel(stop_ids={STOP})
+    server = GenerationServer(model.functions())
+    ends = 0
+    for seed in range(30):
+        request = GenerationRequest((1, 2), temperature=3.0, seed=seed, max_new_tokens=40)
+        tokens = list(server.stream(request))
+        assert tokens == one_at_a_time(FakeModel(stop_ids={STOP}), request)
+        assert STOP not in [t for t, _ in tokens[:-1]]
+        ends += tokens[-1][0] == STOP
+    assert 0 < ends < 30  # some ended on the stop token, some ran to their length
+
+
+def test_probabilities_are_those_of_the_distribution_each_token_was_drawn_from():
+    request = GenerationRequest((2, 5), temperature=0.7, seed=3, max_new_tokens=4)
+    tokens = list(GenerationServer(FakeModel().functions()).stream(request))
+    sequence = [2, 5]
+    for token, prob in tokens:
+        z = fake_logits(sequence) / 0.7
+        p = np.exp(z - z.max())
+        assert prob == pytest.approx(p[token] / p.sum())
+        sequence.append(token)
+
+
+# ---------------------------------------------------------------- single flight
+
+def test_forty_readers_of_the_same_request_share_one_generation():
+    model = FakeModel()
+    server = GenerationServer(model.functions())
+    request = requests(1, max_new_tokens=10)[0]
+    results = run_together(server, model, [request] * 40)
+    assert model.prompts_started == 1 and model.batch_sizes == [1] * 10
+    assert all(r == results[0] for r in results) and len(results[0]) == 10
+    list(server.stream(request))  # finished: served from the LRU
+    assert model.prompts_started == 1
+
+
+def test_single_flight_computes_once_under_concurrent_callers_and_retries_failures():
+    flights, calls, gate = SingleFlight(max_entries=2), [], threading.Event()
+
+    def compute():
+        calls.append(1)
+        gate.wait(10)
+        return "result"
+
+    results = [None] * 40
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, flights.get("key", compute)))
+               for i in range(40)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(calls) == 1)
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert len(calls) == 1 and results == ["result"] * 40
+
+    def broken():
+        calls.append(1)
+        raise KeyError("no such prompt")
+
+    for _ in range(2):
+        with pytest.raises(KeyError):
+            flights.get("bad", broken)
+    assert len(calls) == 3  # a failure is computed again, not kept
+    for key in ("a", "b", "c"):
+        flights.get(key, lambda: 0)
+    assert len(flights) == 2  # bounded: the least recently used went
+
+
+# ---------------------------------------------------------------- cancel, threads, errors
+
+@pytest.mark.parametrize("how", ["event", "close"])
+def test_cancel_stops_within_one_step_and_the_worker_ends(how):
+    model = FakeModel(step_delay_s=0.005)
+    server = GenerationServer(model.functions())
+    cancel = threading.Event()
+    stream = server.stream(GenerationRequest((1, 2, 3), max_new_tokens=10_000), cancel)
+    for _ in range(3):
+        next(stream)
+    steps_at_cancel = server.steps
+    if how == "event":
+        cancel.set()
+        assert list(stream) == []  # nothing more once cancel is set
+    else:
+        stream.close()  # the page changed: the script thread dropped its iterator
+    wait_for(lambda: not server.running())
+    assert server.steps - steps_at_cancel <= 1
+    assert generation_threads() == []
+
+
+def test_cancelling_one_reader_keeps_the_others_generation():
+    model = FakeModel()
+    server = GenerationServer(model.functions())
+    reqs = requests(3, max_new_tokens=15)
+    cancels = [threading.Event() for _ in reqs]
+    cancels[1].set()  # gone before it asked
+    results = run_together(server, model, reqs, cancels)
+    assert results[1] == []
+    assert results[0] == one_at_a_time(FakeModel(), reqs[0]) and results[2] == one_at_a_time(FakeModel(), reqs[2])
+    assert max(model.batch_sizes) == 2 and model.prompts_started == 2
+
+
+def test_waiting_readers_do_not_spin():
+    model = FakeModel(step_delay_s=0.1)
+    server = GenerationServer(model.functions())
+    cpu, wall = time.process_time(), time.monotonic()
+    results = run_together(server, model, requests(4, max_new_tokens=8))
+    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+    assert all(len(r) == 8 for r in results) and wall >= 0.7  # 7 steps of 0.1 s of sleeping
+    assert cpu < 0.5 * wall  # a busy loop in 4 readers or the worker would burn the whole wait
+
+
+def test_a_failing_step_reaches_every_reader_as_a_message_and_is_tried_again():
+    model = FakeModel(fail_at_step=3)
+    server = GenerationServer(model.functions())
+    reqs = requests(2)
+    results = run_together(server, model, reqs)
+    for result in results:
+        assert isinstance(result, GenerationError)
+        assert str(result) == "MemoryError: the fake model ran out of memory"
+    wait_for(lambda: not server.running())
+    assert generation_threads() == []
+    assert list(server.stream(reqs[0])) == one_at_a_time(FakeModel(), reqs[0])  # not cached as a failure
+
+
+def test_a_failing_prompt_fails_alone_with_one_line():
+    bad = GenerationRequest((13, 13), seed=1)
+    model = FakeModel(fail_prompt=bad.prompt_ids)
+    server = GenerationServer(model.functions())
+    good = requests(1)[0]
+    results = run_together(server, model, [good, bad])
+    assert results[0] == one_at_a_time(FakeModel(), good)
+    assert str(results[1]) == "ValueError: this prompt breaks the fake model"
+
+
+@pytest.mark.parametrize("kwargs", [dict(prompt_ids=()), dict(prompt_ids=(1,), max_new_tokens=0),
+                                    dict(prompt_ids=(1,), seed=-1)])
+def test_bad_requests_are_refused_with_a_message(kwargs):
+    with pytest.raises(GenerationError):
+        GenerationRequest(**kwargs)

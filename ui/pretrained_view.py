@@ -1,0 +1,71 @@
+"""Lesson 8's model view: all heads at a glance in one clickable chart, and the head picked there opened as lines and
+a matrix for one token (a fragment: a head, layer or token picked inside reruns only this section).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core import pretrained_heads as heads
+from attention_core.self_attention import top_targets
+from charts.matrix import attention_heatmap
+from charts.pretrained import MODEL_VIEW_SELECTION, model_view, model_view_table
+from charts.self_attention import outline_row
+from charts.tokens import token_lines
+from ui.common import explanation, guarded_fragment, heatmap_axes, md_escape, url_selectbox
+from ui.display import show_plotly
+from ui.figures import figure_spec
+from ui.pretrained import S, _viewed, featured, sentence_view
+
+
+def _on_head_click():
+    points = ((st.session_state.get("pretrained_model_view") or {}).get("selection") or {}).get(MODEL_VIEW_SELECTION)
+    if points and isinstance(points, list) and isinstance(points[0], dict):
+        layer, head = points[0].get("layer"), points[0].get("head")
+        if isinstance(layer, int) and isinstance(head, int) and 0 <= layer < 6 and 0 <= head < 12:
+            st.session_state.pretrained_layer, st.session_state.pretrained_head = layer, head
+
+
+@guarded_fragment
+def heads_section(t, text: str, hide: bool) -> None:
+    """All heads at a glance (click one), the picked head as lines + matrix for one token."""
+    tokens, shown, _ = _viewed(text, hide)
+    layers, count, n = shown.shape[0], shown.shape[1], len(tokens)
+    best = featured()[0]
+    st.subheader(t(f"{S}.model_view_title"))
+    explanation(t(f"{S}.model_view_explain", layers=layers, heads=count, total=layers * count))
+    c_layer, c_head, c_token = st.columns(3)
+    with c_layer:
+        layer = url_selectbox(t(f"{S}.layer"), list(range(layers)), "pretrained_layer", default=best.layer)
+    with c_head:
+        head = url_selectbox(t(f"{S}.head"), list(range(count)), "pretrained_head", default=best.head)
+    spec = model_view(tokens, layers, count, (layer, head), layer_label=t(f"{S}.layer_short", k=""),
+                      head_label=t(f"{S}.head_short", k=""), query_label=t("common.axis_query"),
+                      key_label=t("common.axis_key"), value_label=t("common.weight"))
+    st.vega_lite_chart(model_view_table(shown), spec, on_select=_on_head_click, selection_mode=MODEL_VIEW_SELECTION,
+                       key="pretrained_model_view")
+    st.caption(t(f"{S}.model_view_caption"))
+    # the token is kept as its position in the whole sentence, so hiding [CLS]/[SEP] keeps the same token picked
+    every = sentence_view(text).tokens
+    positions = [i for i, tok in enumerate(every) if not hide or tok not in heads.SPECIAL_TOKENS]
+    pronoun = every.index("it") if "it" in every else positions[min(1, n - 1)]
+    with c_token:
+        picked = url_selectbox(t(f"{S}.token"), positions, "pretrained_token",
+                               format_func=lambda i: f"{every[i]} ({i + 1})", default=pronoun)
+    sel = positions.index(picked)
+    weights = np.asarray(shown[layer, head], dtype=np.float64)
+    name = t(f"{S}.head_name", layer=layer, head=head)
+    left, right = st.columns(2, gap="medium")
+    with left:
+        fig = figure_spec(token_lines, list(tokens), weights[sel], sel, title=t(f"{S}.lines_title", head=name,
+                          token=tokens[sel]), value_label=t("common.weight"), query_label=t("common.axis_query"),
+                          key_label=t("common.axis_key"))
+        show_plotly(fig, key="pretrained_lines")
+    with right:
+        heat = figure_spec(attention_heatmap, weights, list(tokens), highlight_row=0, title=name,
+                           value_label=t("common.weight"), height=fig["layout"]["height"], axis_titles=heatmap_axes(t))
+        show_plotly(outline_row(heat, sel), key="pretrained_heat")
+    sep = "、" if t.lang == "ja" else ", "
+    top = sep.join(f"{md_escape(tokens[j])} {weights[sel, j]:.1%}" for j in top_targets(weights[sel], 3))
+    st.caption(t(f"{S}.head_caption", head=name, token=md_escape(tokens[sel]), top=top))
