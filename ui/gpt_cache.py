@@ -8,6 +8,7 @@ import time
 import streamlit as st
 
 from attention_core import gpt
+from attention_core.gpt_weights import parameter_count
 from charts.gpt import grouped_bars
 from ui.common import explanation, predict_then_reveal
 from ui.display import show_plotly
@@ -25,13 +26,12 @@ def _explain(t, key: str, **values) -> None:
 def cache_bytes(tokens: int) -> int:
     """Keys and values of every layer and key/value head for ``tokens`` positions, in bytes."""
     c = model()[0].config
-    return 2 * c.num_layers * c.num_kv_heads * c.head_size * tokens * FLOAT_BYTES
+    return 2 * c.n_layer * c.n_kv_head * c.head_dim * tokens * FLOAT_BYTES
 
 
 def weight_bytes() -> int:
     """The float32 weights that every decode step reads (the tied embedding counted once)."""
-    weights = model()[0]
-    return FLOAT_BYTES * (gpt.parameter_count(weights) if hasattr(gpt, "parameter_count") else weights.parameter_count())
+    return FLOAT_BYTES * parameter_count(model()[0])
 
 
 def _size(nbytes: float) -> str:
@@ -41,13 +41,14 @@ def _size(nbytes: float) -> str:
 
 
 def measure(ids: tuple[int, ...]) -> dict:
-    """Greedy new tokens, timed: without the cache (a full pass over the text so far per token) and with it."""
+    """Greedy new tokens, timed: without the cache (a full pass over the text so far per token, no maps kept) and
+    with it (one cached step per token)."""
     weights = model()[0]
     text = list(ids)
     without = []
     for _ in range(TIMED_TOKENS):
         start = time.perf_counter()
-        logits = gpt.forward(weights, text).logits[-1]
+        logits = gpt.prefill(weights, text)[0]
         without.append(time.perf_counter() - start)
         text.append(int(logits.argmax()))
     logits, cache = gpt.prefill(weights, list(ids))
@@ -71,11 +72,11 @@ def cache_section(t, prompt: Prompt) -> None:
     nbytes = cache_bytes(len(prompt.ids))
     answer = 1 if nbytes < 1e5 else (2 if nbytes < 1e8 else 3)
     if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", n=len(prompt.ids),
-                               layers=c.num_layers, kv=c.num_kv_heads, d=c.head_size, per_token=_size(per_token),
+                               layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim, per_token=_size(per_token),
                                weights=_size(weight_bytes())):
         return
     st.markdown(t(f"{S}.cache_size", n=len(prompt.ids), size=_size(nbytes), per_token=_size(per_token),
-                  layers=c.num_layers, kv=c.num_kv_heads, d=c.head_size, full=_size(per_token * c.num_heads // c.num_kv_heads)))
+                  layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim, full=_size(per_token * c.n_head // c.n_kv_head)))
     if st.button(t(f"{S}.cache_measure", k=TIMED_TOKENS), key="gpt_cache_measure", icon=":material/timer:"):
         with st.spinner(t(f"{S}.cache_running")):
             st.session_state.gpt_cache_timing = measure(prompt.ids)

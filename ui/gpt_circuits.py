@@ -157,8 +157,8 @@ def copied_name(name: str) -> dict | None:
     logits = gpt.forward(model()[0], list(ids)).logits
     rows = []
     for k in range(1, len(piece)):
-        p1 = sampling_probs(logits[starts[0] + k - 1], 1.0, 0, 1.0)[piece[k]]
-        p2 = sampling_probs(logits[starts[1] + k - 1], 1.0, 0, 1.0)[piece[k]]
+        p1 = sampling_probs(logits[starts[0] + k - 1])[piece[k]]
+        p2 = sampling_probs(logits[starts[1] + k - 1])[piece[k]]
         rows.append((piece[k], float(p1), float(p2)))
     greedy = Request(ids[:starts[1] + 1], Knobs(1.0, 1, 1.0), 0, len(piece) - 1)
     written = tuple(token for token, _ in stream(greedy))

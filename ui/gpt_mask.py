@@ -104,7 +104,7 @@ def _exact(t, value: float) -> str:
 def mask_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.mask_title"))
     c = model()[0].config
-    _explain(t, "mask_explain", layers=c.num_layers, heads=c.num_heads, total=c.num_layers * c.num_heads)
+    _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head)
     leak = leak_test(prompt.ids)
     if leak is None:
         st.info(t(f"{S}.mask_short"))
@@ -121,9 +121,9 @@ def mask_section(t, prompt: Prompt) -> None:
                       title=t(f"{S}.maps_title", total=layers * heads, layers=layers, heads=heads))
     st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps")
     config = model()[0].config
-    group = config.num_heads // config.num_kv_heads
-    st.caption(t(f"{S}.maps_caption", shown=shown, n=n, kv=config.num_kv_heads, group=group,
-                 groups=t.join(f"H{g * group}–H{g * group + group - 1}" for g in range(config.num_kv_heads))))
+    group = config.n_head // config.n_kv_head
+    st.caption(t(f"{S}.maps_caption", shown=shown, n=n, kv=config.n_kv_head, group=group,
+                 groups=t.join(f"H{g * group}–H{g * group + group - 1}" for g in range(config.n_kv_head))))
     cells, zeros = above_diagonal(attention)
     st.markdown(t(f"{S}.zeros", cells=f"{cells:,}", zeros=f"{zeros:,}", maps=layers * heads))
     tokens = shown_tokens([leak.old, leak.new])

@@ -15,6 +15,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import gpt
+from attention_core.gpt_batching import step_seed
 from attention_core.gpt_sampling import entropy_nats, sample_token, sampling_probs
 from charts.gpt import next_token_bars
 from ui.common import data_table, explanation, md_escape, predict_then_reveal
@@ -37,13 +38,18 @@ class Knobs:
     top_k: int  # 0: off
     top_p: float  # 1.0: off
 
+    def sampling(self) -> dict:
+        """-> the keyword arguments of attention_core.gpt_sampling (None: that knob off)."""
+        return {"temperature": self.temperature, "top_k": self.top_k or None,
+                "top_p": self.top_p if self.top_p < 1.0 else None}
+
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def distribution(ids: tuple[int, ...], knobs: Knobs) -> dict:
     """The prompt's next-token distribution at temperature 1 and after the knobs: the top tokens, entropies, counts."""
     logits = prompt_pass(ids).last_logits
-    plain = sampling_probs(logits, 1.0, 0, 1.0)
-    knobbed = sampling_probs(logits, knobs.temperature, knobs.top_k, knobs.top_p)
+    plain = sampling_probs(logits)
+    knobbed = sampling_probs(logits, **knobs.sampling())
     top = [int(i) for i in np.argsort(-plain, kind="stable")[:TOP]]
     return {"top": top, "plain": plain[top].astype(float), "knobbed": knobbed[top].astype(float),
             "h_plain": entropy_nats(plain), "h_knobbed": entropy_nats(knobbed),
@@ -64,7 +70,7 @@ def knobs(t) -> Knobs:
 def next_token_section(t, prompt: Prompt) -> Knobs:
     """A prediction, then the top next tokens with their probabilities, the knobs acting on them and the entropy."""
     st.subheader(t(f"{S}.next_title"))
-    _explain(t, "next_explain", vocab=f"{model()[0].config.vocab_size:,}")
+    _explain(t, "next_explain", vocab=f"{model()[0].config.vocab:,}")
     share = distribution(prompt.ids, Knobs(1.0, 0, 1.0))["top_share"]
     answer = 1 if share > 0.5 else (2 if share > 0.1 else 3)
     if not predict_then_reveal(t, f"{S}.next", 3, answer, key="gpt_next_predict"):
@@ -95,15 +101,14 @@ class Request:
 def stream(request: Request):
     """-> yields (token id, the probability it had under the knobs), one token per step, with the KV cache.
 
-    The k-th token is drawn with seed (request.seed, k): the same request always writes the same text."""
+    The k-th token is drawn with step_seed(request.seed, k), as attention_core.gpt_batching draws it: the same request always writes the same text."""
     weights = model()[0]
     logits, cache = gpt.prefill(weights, list(request.ids))
     caches = [cache]
-    k = request.knobs
+    knobs = request.knobs.sampling()
     for step in range(request.new_tokens):
-        probs = sampling_probs(logits, k.temperature, k.top_k, k.top_p)
-        token = sample_token(logits, temperature=k.temperature, top_k=k.top_k, top_p=k.top_p,
-                             seed=request.seed * 1000 + step)
+        probs = sampling_probs(logits, **knobs)
+        token = sample_token(logits, **knobs, seed=step_seed(request.seed, step))
         yield token, float(probs[token])
         if step + 1 < request.new_tokens:
             logits = gpt.decode_step(weights, caches, [token])[0]
