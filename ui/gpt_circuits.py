@@ -17,7 +17,7 @@ from attention_core import gpt_heads as heads
 from attention_core.gpt_sampling import sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
-from ui.common import data_table, explanation, md_escape, predict_then_reveal
+from ui.common import MAX_CHARS, data_table, explanation, md_escape, predict_then_reveal
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts, untrained
@@ -26,7 +26,7 @@ from ui.gpt_next import Knobs, Request, stream
 SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
 PERIOD = 20  # random tokens per copy
 STRONG = 0.3  # an induction score counted as a strong head
-MAX_NAME_CHARS = 40
+MAX_NAME_TOKENS = 20  # a longer "name" is no name: the page asks for a shorter one
 
 
 def _explain(t, key: str, **values) -> None:
@@ -87,7 +87,7 @@ def sink_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.sink_title"))
     n = len(prompt.ids)
     if n < 3:
-        st.info(t(f"{S}.sink_short"))
+        st.warning(t(f"{S}.sink_short"))
         return
     trained = heads.sink_share(prompt_pass(prompt.ids).attention)  # (L, H)
     control = heads.sink_share(prompt_pass(prompt.ids, trained=False).attention)
@@ -167,10 +167,13 @@ def copied_name(name: str) -> dict | None:
 
 def copy_section(t) -> None:
     st.markdown(f"**{t(f'{S}.copy_title')}**")
-    name = st.text_input(t(f"{S}.copy_name"), value=texts().copy_name, max_chars=MAX_NAME_CHARS, key="gpt_name",
+    name = st.text_input(t(f"{S}.copy_name"), value=texts().copy_name, max_chars=MAX_CHARS, key="gpt_name",
                          bind="query-params")
     if not name.strip():
         st.warning(t(f"{S}.copy_empty"))
+        return
+    if len(encode(" " + name.strip())) > MAX_NAME_TOKENS:
+        st.warning(t(f"{S}.copy_too_long", limit=MAX_NAME_TOKENS))
         return
     result = copied_name(name.strip())
     if result is None:

@@ -107,7 +107,7 @@ def mask_section(t, prompt: Prompt) -> None:
     _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head)
     leak = leak_test(prompt.ids)
     if leak is None:
-        st.info(t(f"{S}.mask_short"))
+        st.warning(t(f"{S}.mask_short"))
         return
     answer = 1 if leak.attention_diff == 0.0 and leak.logits_diff == 0.0 else 2
     if not predict_then_reveal(t, f"{S}.leak", 3, answer, key="gpt_leak_predict"):
