@@ -100,7 +100,7 @@ class PromptPass:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def prompt_pass(ids: tuple[int, ...], trained: bool = True) -> PromptPass:
     weights = model()[0] if trained else untrained()
-    out = gpt.forward(weights, list(ids))
+    out = gpt.forward(weights, list(ids), all_logits=False)  # the last position's logits only
     attention = np.asarray(out.attention, dtype=np.float32)
     attention.setflags(write=False)
     logits = np.asarray(out.logits[-1], dtype=np.float32)

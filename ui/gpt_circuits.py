@@ -90,13 +90,13 @@ def sink_section(t, prompt: Prompt) -> None:
         st.warning(t(f"{S}.sink_short"))
         return
     trained = heads.sink_share(prompt_pass(prompt.ids).attention)  # (L, H)
-    control = heads.sink_share(prompt_pass(prompt.ids, trained=False).attention)
     even = heads.uniform_sink_share(n)
     share = float(trained.mean())
     answer = 3 if share > 0.5 else (1 if share < 2 * even else 2)
     if not predict_then_reveal(t, f"{S}.sink", 3, answer, key="gpt_sink_predict", even=f"{even:.0%}",
                                heads=trained.size):
         return
+    control = heads.sink_share(prompt_pass(prompt.ids, trained=False).attention)  # the untrained copy, same prompt
     show_plotly(figure_spec(layer_profile, trained.mean(axis=1), control.mean(axis=1),
                             title=t(f"{S}.sink_chart", token=prompt.tokens[0]), trained_label=t(f"{S}.trained"),
                             untrained_label=t(f"{S}.untrained"), value_label=t(f"{S}.share"),

@@ -130,7 +130,7 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     go = c_go.button(t(f"{S}.generate"), key="gpt_generate", type="primary", icon=":material/play_arrow:")
     c_stop.button(t(f"{S}.stop"), key="gpt_stop", on_click=_on_stop, icon=":material/stop:")
     request = Request(prompt.ids, setting, int(seed), int(new_tokens))
-    out = st.empty()
+    out = st.container(key="gpt_gen_out").empty()  # (the key names it for the browser tests)
     if go:
         run = {"request": request, "tokens": [], "finished": False, "stopped": False}
         st.session_state[GENERATION] = run
