@@ -16,7 +16,10 @@ import streamlit as st
 from attention_core import gpt
 from attention_core.gpt_weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
+from charts.gpt import model_sizes
 from ui.common import MAX_CHARS, explanation, md_escape, url_selectbox
+from ui.display import show_plotly
+from ui.figures import figure_spec
 
 S = "gpt"
 CUSTOM = "custom"
@@ -42,6 +45,7 @@ class GPTTexts:
     copy_name: str
     copy_template: str
     japanese: str
+    sizes: tuple[tuple[str, float], ...]  # (name, published parameter count) of larger GPTs
 
 
 def _validate(data: dict, check) -> GPTTexts:
@@ -57,7 +61,9 @@ def _validate(data: dict, check) -> GPTTexts:
         check.fail("copy.template", "must hold {name} twice")
     return GPTTexts(presets, check.text(twin, "text", "twin"), check.text(twin, "other_word", "twin"),
                     check.text(twin, "pronoun", "twin"), (nouns[0], nouns[1]), check.text(copy, "default_name", "copy"),
-                    template, check.text(check.get(data, "japanese", dict), "text", "japanese"))
+                    template, check.text(check.get(data, "japanese", dict), "text", "japanese"),
+                    tuple((check.text(s, "name", f"sizes[{i}]"), check.get(s, "parameters", float, f"sizes[{i}]"))
+                          for i, s in enumerate(check.table_list(data, "sizes"))))
 
 
 @st.cache_data(show_spinner=False)
@@ -155,9 +161,15 @@ def model_card(t) -> None:
     weights = model()[0]
     config = weights.config
     params = parameter_count(weights)
-    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", millions=round(params / 1e6), layers=config.n_layer,
-              heads=config.n_head, kv_heads=config.n_kv_head, quant=QUANTISATION,
-              ratio=f"{175e9 / params:,.0f}"), icon=":material/memory:")
+    biggest, biggest_params = texts().sizes[-1]
+    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", layers=config.n_layer, heads=config.n_head,
+              kv_heads=config.n_kv_head, quant=QUANTISATION, biggest=biggest.split(" (")[0],
+              biggest_params=f"{biggest_params / 1e9:,.0f}",
+              biggest_oku=f"{biggest_params / 1e8:,.0f}", ratio=f"{biggest_params / params:,.0f}"),
+            icon=":material/memory:")
+    names = [t(f"{S}.this_model")] + [name for name, _ in texts().sizes]
+    show_plotly(figure_spec(model_sizes, names, [params] + [p for _, p in texts().sizes], title=t(f"{S}.sizes_title"),
+                            value_label=t(f"{S}.parameters")), key="gpt_sizes")
 
 
 # ---------------------------------------------------------------- the prompt
