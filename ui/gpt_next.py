@@ -114,6 +114,11 @@ def stream(request: Request):
             logits = gpt.decode_step(weights, caches, [token])[0]
 
 
+def _show(out, prompt: Prompt, made: list[tuple[int, float]]) -> None:
+    """The prompt and what the model wrote after it, as plain text (every space and new line as written)."""
+    out.code(prompt.text + decode(tuple(i for i, _ in made)), language=None, wrap_lines=True)
+
+
 def _on_stop() -> None:
     run = st.session_state.get(GENERATION)
     if run is not None and not run["finished"]:
@@ -136,8 +141,7 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
         st.session_state[GENERATION] = run
         for token, prob in stream(request):
             run["tokens"].append((token, prob))
-            out.markdown(t(f"{S}.gen_text", prompt=md_escape(prompt.text),
-                           text=md_escape(decode(tuple(i for i, _ in run["tokens"])))))
+            _show(out, prompt, run["tokens"])
         run["finished"] = True
     run = st.session_state.get(GENERATION)
     if run is None:
@@ -147,7 +151,8 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
         st.caption(t(f"{S}.gen_changed"))
         return
     made = run["tokens"]
-    out.markdown(t(f"{S}.gen_text", prompt=md_escape(prompt.text), text=md_escape(decode(tuple(i for i, _ in made)))))
+    _show(out, prompt, made)
+    st.caption(t(f"{S}.gen_text"))
     if run["finished"]:
         st.caption(t(f"{S}.gen_done", n=len(made), seed=request.seed))
     else:  # Stop, another click or a page change ended the run before its last token

@@ -9,11 +9,11 @@ from tests.browser.conftest import open_page, wait_for_app
 
 pytestmark = pytest.mark.browser
 
-OUT = ".st-key-gpt_gen_out [data-testid='stMarkdown']"
+OUT = ".st-key-gpt_gen_out pre"
 TOKENS = 40  # the most the page writes: the longest run, so a click lands while it runs
 RUNNING = "() => document.querySelector(\"[data-testid='stApp']\").getAttribute('data-test-script-state') === 'running'"
-STREAMED = (f"() => {{ const el = document.querySelector(\"{OUT} strong\"); "
-            "return !!el && el.textContent.length > 0 && " + RUNNING[6:] + "; }")
+STREAMED = (f"() => {{ const el = document.querySelector(\"{OUT}\"); "
+            "return !!el && el.textContent.length > 'The capital of France is'.length && " + RUNNING[6:] + "; }")
 
 
 def ready(page, app_url, tokens: int | None = TOKENS) -> None:
@@ -28,7 +28,7 @@ def generate(page) -> None:
 
 
 def written(page) -> str:
-    return page.locator(f"{OUT} strong").inner_text()
+    return page.locator(OUT).inner_text()
 
 
 def no_exception(page) -> None:
