@@ -24,6 +24,8 @@ from attention_core.gpt_weights import (  # noqa: F401 - parameter_count: the mo
     GPTConfig, GPTWeights, gguf_path, parameter_count, read_vocabulary, read_weights)
 
 CONTEXT_LENGTH = 8192  # the model's trained context (llama.context_length)
+MAX_MAP_TOKENS = 512  # forward keeps (30, 9, n, n) float32 maps: 283 MB at 512 tokens, 6.8 GB at 2,500
+PREFILL_CHUNK = 256  # prefill's tokens per pass: the scores of a long text stay (9, 256, t)
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ class KVCache:
 
 def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
     """x: (n, d), gain: (d,) -> (n, d): each row divided by its root mean square, times the gain (no mean, no bias)."""
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps)) * gain
+    mean_square = (x * x).sum(axis=-1, keepdims=True) / np.float32(x.shape[-1])
+    return x / np.sqrt(mean_square + np.float32(eps)) * gain
 
 
 def rope_angles(positions: np.ndarray, head_dim: int, base: float) -> tuple[np.ndarray, np.ndarray]:
@@ -122,12 +125,12 @@ def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     *batch, H, n, hd = q.shape
     kv_heads, t = k.shape[-3], k.shape[-2]
     grouped = q.reshape(*batch, kv_heads, H // kv_heads, n, hd)  # (..., KV, group, n, hd)
-    shared_k = np.expand_dims(k, -3)  # (..., KV, 1, t, hd): one key head for its group of query heads
-    scores = grouped @ np.swapaxes(shared_k, -1, -2) / np.float32(np.sqrt(hd))  # (..., KV, group, n, t)
+    # k[..., None, :, :]: (..., KV, 1, t, hd), one key head broadcast over its group of query heads
+    scores = grouped @ k[..., None, :, :].swapaxes(-1, -2) / np.float32(np.sqrt(hd))  # (..., KV, group, n, t)
     future = np.arange(t) > np.asarray(positions)[..., None]  # (..., n, t)
-    scores = np.where(np.expand_dims(future, (-3, -4)), -np.inf, scores)
+    scores = np.where(future[..., None, None, :, :], -np.inf, scores)
     weights = softmax(scores, axis=-1).astype(np.float32)
-    out = weights @ np.expand_dims(v, -3)  # (..., KV, group, n, hd)
+    out = weights @ v[..., None, :, :]  # (..., KV, group, n, hd)
     return out.reshape(*batch, H, n, hd), weights.reshape(*batch, H, n, t)
 
 
@@ -234,7 +237,11 @@ def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all
 def forward(weights: GPTWeights, ids, all_logits: bool = True) -> GPTOutput:
     """ids: (n,) -> GPTOutput(logits (n, V), attention (L, H, n, n)): the full pass, every map kept.
 
-    all_logits=False: logits (1, V) for the last token only (the LM head's (n, V) product is a fifth of the pass)."""
+    all_logits=False: logits (1, V) for the last token only (the LM head's (n, V) product is a fifth of the pass).
+    At most MAX_MAP_TOKENS tokens (the maps grow as n^2: 283 MB at 512)."""
+    if len(ids) > MAX_MAP_TOKENS:
+        raise ValueError(f"{len(ids)} tokens: every attention map is kept for at most {MAX_MAP_TOKENS} tokens "
+                         f"(use prefill for the next token of a longer text)")
     cache = KVCache(weights.config, capacity=len(ids))
     logits, maps = run(weights, [cache], [list(ids)], all_logits=all_logits, keep_maps=True)
     return GPTOutput(logits, maps[0])
@@ -242,15 +249,23 @@ def forward(weights: GPTWeights, ids, all_logits: bool = True) -> GPTOutput:
 
 def prefill(weights: GPTWeights, ids) -> tuple[np.ndarray, KVCache]:
     """ids: (n,) -> (logits of the token after the last (V,), the KVCache of the n tokens)."""
-    cache = KVCache(weights.config, capacity=len(ids) + 32)
-    logits, _ = run(weights, [cache], [list(ids)])
-    return logits[0], cache
+    logits, caches = prefill_many(weights, [ids])
+    return logits[0], caches[0]
 
 
 def prefill_many(weights: GPTWeights, sequences: list) -> tuple[np.ndarray, list[KVCache]]:
-    """B sequences of ids (any lengths) -> (each one's next-token logits (B, V), their KVCaches): one pass."""
+    """B sequences of ids (any lengths) -> (each one's next-token logits (B, V), their KVCaches).
+
+    All sequences go through each pass together, PREFILL_CHUNK tokens of each at a time: a long text's scores
+    (H, chunk, t) stay small, since each chunk attends to the cache the earlier chunks filled."""
+    if not sequences or any(len(ids) == 0 for ids in sequences):
+        raise ValueError("prefill needs at least one sequence and at least one token in each")
     caches = [KVCache(weights.config, capacity=len(ids) + 32) for ids in sequences]
-    logits, _ = run(weights, caches, [list(ids) for ids in sequences])
+    logits = np.empty((len(sequences), weights.config.vocab), dtype=np.float32)
+    for start in range(0, max(len(ids) for ids in sequences), PREFILL_CHUNK):
+        active = [b for b, ids in enumerate(sequences) if len(ids) > start]
+        logits[active], _ = run(weights, [caches[b] for b in active],
+                                [list(sequences[b][start:start + PREFILL_CHUNK]) for b in active])
     return logits, caches
 
 
@@ -282,7 +297,9 @@ def _ids(tokenizer: BPETokenizer, text: str) -> list[int]:
 
 
 def attention_maps(text: str) -> tuple[list[str], np.ndarray]:
-    """text -> (its tokens as vocabulary strings, e.g. 'Ġanimal'; weights (30, 9, n, n) float32). No BOS added."""
+    """text -> (its tokens as vocabulary strings, e.g. 'Ġanimal'; weights (30, 9, n, n) float32). No BOS added.
+
+    ValueError (with the reason) for an empty text or one of more than MAX_MAP_TOKENS tokens."""
     weights, tokenizer = default_model()
     ids = _ids(tokenizer, text)
     return tokenizer.token_strings(ids), forward(weights, ids, all_logits=False).attention

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_core import head_stats
+
 # SmolLM2's control tokens are ids 0-16 (<|endoftext|>, <|im_start|>, ...): random sequences draw from the rest.
 FIRST_ORDINARY_ID = 17
 # The stated split of the repeated random sequences: heads are picked on one set and scored on the other.
@@ -168,3 +170,37 @@ def gpt_forward(weights):
         return out.attention, out.logits
 
     return forward
+
+
+def held_out_head(picking, scoring) -> head_stats.HeldOut:
+    """picking: (S1, L, H), scoring: (S2, L, H) per-sequence scores -> head_stats.HeldOut: the head with the best
+    mean on the picking sequences, and its mean on the scoring ones."""
+    picking, scoring = np.asarray(picking, dtype=np.float64), np.asarray(scoring, dtype=np.float64)
+    both = np.moveaxis(np.concatenate([picking, scoring]), 0, -1)  # (L, H, S1 + S2)
+    s1 = picking.shape[0]
+    return head_stats.pick_on_score_on(both, range(s1), range(s1, s1 + scoring.shape[0]))
+
+
+@dataclass(frozen=True)
+class HeadStudy:
+    """One model on the induction sets: heads picked on the picking set, everything else on the scoring set."""
+
+    induction: head_stats.HeldOut  # of the induction score
+    previous_token: head_stats.HeldOut  # of the previous-token score
+    induction_means: np.ndarray  # (L, H) each head's mean induction score on the scoring set
+    sink_means: np.ndarray  # (L, H) each head's mean sink share on the scoring set
+    first_copy_loss: float  # mean over the scoring set (nats)
+    second_copy_loss: float
+    sequences: tuple[int, int]  # (picking, scoring) counts
+    period: int
+
+
+def head_study(forward, sets: InductionSets) -> HeadStudy:
+    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)) -> HeadStudy on the two sets."""
+    picking = measure_sequences(forward, sets.picking, sets.period)
+    scoring = measure_sequences(forward, sets.scoring, sets.period)
+    return HeadStudy(held_out_head(picking.induction, scoring.induction),
+                     held_out_head(picking.previous_token, scoring.previous_token),
+                     scoring.induction.mean(axis=0), scoring.sink.mean(axis=0),
+                     float(scoring.first_copy_loss.mean()), float(scoring.second_copy_loss.mean()),
+                     (len(sets.picking), len(sets.scoring)), sets.period)

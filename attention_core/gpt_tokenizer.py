@@ -99,7 +99,12 @@ class BPETokenizer:
 
     def encode(self, text: str) -> list[int]:
         """text -> token ids (no BOS added; typed control-token look-alikes stay plain text). decode gives the text
-        back unless it holds unknown_characters."""
+        back unless it holds unknown_characters. Lone surrogates (U+D800-U+DFFF, not characters; a browser can still
+        send them) become U+FFFD, as a UTF-16 decoder does; a valid pair becomes its character."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         return [i for piece in pre_tokenize(text) for i in self._encode_piece(piece)]
 
     def unknown_characters(self, text: str) -> list[str]:

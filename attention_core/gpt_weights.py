@@ -191,34 +191,38 @@ def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
     (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
 
 
-def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Path | None = None) -> Path | None:
-    """GGUF file -> the folder of its float32 cache, built once if missing; None if no folder is writable.
+def built_once(final: Path, write) -> Path | None:
+    """final: a folder, write(folder) fills one -> final, made once if missing; None if no folder is writable.
 
     Built in a temporary folder next to it and renamed into place: a reader never sees half a cache, and when two
     processes build at once, the second rename fails and that process uses the first one's folder.
     """
-    root = Path(cache_root) if cache_root is not None else default_cache_root()
-    final = root / f"{file_sha256(path)}-{CACHE_VERSION}"
-    if (final / "vocabulary.json").is_file():
+    if final.is_dir():
         return final
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
+        final.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=".building-", dir=final.parent))
     except OSError:
         return None  # read-only home, full disk...: the caller keeps the weights in RAM
     try:
-        _write_cache(path, building, config)
+        write(building)
         os.chmod(building, 0o755)  # mkdtemp's folder is 0o700; other users' server processes share the cache
         try:
             os.rename(building, final)
         except OSError:
-            if not (final / "vocabulary.json").is_file():
+            if not final.is_dir():
                 raise
     except OSError:
-        return final if (final / "vocabulary.json").is_file() else None
+        return final if final.is_dir() else None
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return final
+
+
+def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Path | None = None) -> Path | None:
+    """GGUF file -> the folder of its float32 cache (keyed by the file's SHA-256), built once; None if unwritable."""
+    root = Path(cache_root) if cache_root is not None else default_cache_root()
+    return built_once(root / f"{file_sha256(path)}-{CACHE_VERSION}", lambda folder: _write_cache(path, folder, config))
 
 
 # ---------------------------------------------------------------- reading
@@ -241,6 +245,11 @@ def read_weights(path: Path | None = None, config: GPTConfig = GPTConfig(),
     folder = model_cache_dir(path, config, cache_root)
     if folder is None:
         return _weights_in_ram(path, config)
+    return _mapped_weights(folder, config)
+
+
+def _mapped_weights(folder: Path, config: GPTConfig) -> GPTWeights:
+    """folder of <field>.npy -> GPTWeights memory-mapped read-only (shapes checked against config)."""
     # plain read-only ndarray views of the mappings (np.memmap's subclass hooks cost ~10 ms a pass in slicing)
     arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")) for name in array_fields()}
     for name, shape in shapes(config).items():
@@ -265,19 +274,42 @@ def read_vocabulary(path: Path | None = None, config: GPTConfig = GPTConfig(),
     return GPTVocabulary(tuple(raw["tokens"]), tuple(raw["merges"]), tuple(int(t) for t in raw["token_type"]))
 
 
-def untrained_weights(config: GPTConfig = GPTConfig(), seed: int = 0) -> GPTWeights:
-    """config, seed -> GPTWeights of the same shapes at initialisation (the control): linear weights and embedding
-    ~ normal(0, 0.02), norm gains 1; read-only float32. Same seed, same weights."""
+def _fill_untrained(config: GPTConfig, seed: int, allocate) -> dict[str, np.ndarray]:
+    """-> {field: allocate(field, shape)} filled at initialisation: normal(0, 0.02), norm gains 1 (drawn in place)."""
     rng = np.random.default_rng([int(seed), 23])
     arrays = {}
     for name, shape in shapes(config).items():
+        arrays[name] = allocate(name, shape)
         if name.endswith("norm"):
-            arrays[name] = np.ones(shape, dtype=np.float32)
+            arrays[name][...] = 1.0
         else:
-            arrays[name] = rng.standard_normal(shape, dtype=np.float32)
-            arrays[name] *= np.float32(INIT_STD)  # in place: the 113 MB embedding is never held twice
-        _read_only(arrays[name])
-    return GPTWeights(config, **arrays)
+            rng.standard_normal(shape, dtype=np.float32, out=arrays[name])
+            arrays[name] *= np.float32(INIT_STD)
+    return arrays
+
+
+def _write_untrained(folder: Path, config: GPTConfig, seed: int) -> None:
+    def allocate(name, shape):
+        return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32, shape=shape)
+
+    for array in _fill_untrained(config, seed, allocate).values():
+        array.flush()
+
+
+def untrained_weights(config: GPTConfig = GPTConfig(), seed: int = 0, cache_root: Path | None = None) -> GPTWeights:
+    """config, seed -> GPTWeights of the same shapes at initialisation (the control): linear weights and embedding
+    ~ normal(0, 0.02), norm gains 1; read-only float32. Same seed, same weights.
+
+    Like the trained weights, written once into the cache folder and memory-mapped (540 MB shared by every process
+    instead of private to each); in RAM when no folder is writable."""
+    root = Path(cache_root) if cache_root is not None else default_cache_root()
+    digest = hashlib.sha256(repr(config).encode()).hexdigest()[:16]
+    folder = built_once(root / f"untrained-{digest}-seed{int(seed)}-{CACHE_VERSION}",
+                        lambda target: _write_untrained(target, config, seed))
+    if folder is None:
+        arrays = _fill_untrained(config, seed, lambda name, shape: np.empty(shape, dtype=np.float32))
+        return GPTWeights(config, **{name: _read_only(array) for name, array in arrays.items()})
+    return _mapped_weights(folder, config)
 
 
 def parameter_count(weights: GPTWeights) -> int:

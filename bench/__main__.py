@@ -5,6 +5,7 @@
     .venv/bin/python -m bench --phases load --students 3 --duration 10   # a short check
     .venv/bin/python -m bench --pages scaling,glove --phases miss --miss-rounds 3
     .venv/bin/python -m bench --server-option runner.postScriptGC=true   # the old default, to compare
+    .venv/bin/python -m bench.bench_gpt                         # the GPT lesson: maps, batched generation, memory
 
 It starts `streamlit run bench/empty_app.py` and `streamlit run streamlit_app.py` on free loopback
 ports (one after the other, never two at once; the miss passes and the guided class each get a fresh

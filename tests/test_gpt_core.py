@@ -165,6 +165,27 @@ def test_empty_text_is_refused_with_a_message():
         gpt.next_token_logits("")
 
 
+def test_too_many_tokens_for_every_map_are_refused_before_any_work(model):
+    weights, _ = model
+    with pytest.raises(ValueError, match="at most 512 tokens"):
+        gpt.forward(weights, [5] * 513)
+    with pytest.raises(ValueError, match="at most 512 tokens"):
+        gpt.attention_maps("a " * 600)
+
+
+def test_a_prefill_in_chunks_equals_one_pass(model, short, monkeypatch):
+    weights, _ = model
+    ids, out = short
+    monkeypatch.setattr(gpt, "PREFILL_CHUNK", 5)  # 13 tokens: chunks of 5, 5, 3
+    logits, caches = gpt.prefill_many(weights, [ids, ids[:7], ids[:2]])
+    np.testing.assert_allclose(logits, out.logits[[12, 6, 1]], rtol=0, atol=3e-4)
+    assert [cache.length for cache in caches] == [13, 7, 2]
+    whole = gpt.run(weights, [gpt.KVCache(weights.config)], [ids])[0]  # no chunks
+    np.testing.assert_allclose(logits[0], whole[0], rtol=0, atol=3e-4)
+    with pytest.raises(ValueError, match="at least one token"):
+        gpt.prefill_many(weights, [ids, []])
+
+
 def test_ids_outside_the_vocabulary_are_refused(model):
     weights, _ = model
     with pytest.raises(ValueError, match="token ids"):

@@ -167,3 +167,28 @@ def test_measure_sequences_stacks_each_sequences_measures():
     np.testing.assert_allclose(m.induction, 1.0)
     np.testing.assert_allclose(m.first_copy_loss, math.log(vocab))
     np.testing.assert_allclose(m.second_copy_loss, 0.0, atol=1e-9)
+
+
+def test_held_out_head_is_picked_on_one_set_and_scored_on_the_other():
+    picking = np.zeros((3, 2, 2))
+    scoring = np.zeros((2, 2, 2))
+    picking[:, 1, 0] = 0.9  # L1H0 best where it is picked ...
+    scoring[:, 1, 0] = [0.2, 0.4]  # ... and weaker held out; L0H1 is best held out but was not picked
+    scoring[:, 0, 1] = 0.8
+    held = heads.held_out_head(picking, scoring)
+    assert held.name == "L1H0" and held.pick_mean == pytest.approx(0.9) and held.held_out_mean == pytest.approx(0.3)
+    assert (held.pick_items, held.held_out_items) == (3, 2)
+
+
+def test_head_study_reports_the_scoring_sets_means():
+    sets = heads.induction_sets(count=2, length=3, high=30)
+    rows = dict(zip(*heads.induction_rows(3)))
+
+    def forward(ids):  # head 0 a perfect induction head, head 1 a sink
+        induction = one_hot_rows(len(ids), lambda i: rows.get(i, 0))
+        return np.stack([induction, one_hot_rows(len(ids), lambda i: 0)])[None], np.zeros((len(ids), 30))
+
+    study = heads.head_study(forward, sets)
+    assert study.induction.name == "L0H0" and study.induction.held_out_mean == pytest.approx(1.0)
+    np.testing.assert_allclose(study.sink_means, [[2 / 5, 1.0]])  # rows 1, 2 of 5 look at 0 in the induction head
+    assert study.first_copy_loss == pytest.approx(math.log(30)) and study.sequences == (2, 2)

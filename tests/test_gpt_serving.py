@@ -6,6 +6,7 @@ reference; one slow test runs the real model.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -42,11 +43,13 @@ class FakeModel:
         self.gate.set()
         self.step_delay_s, self.fail_at_step, self.fail_prompt = step_delay_s, fail_at_step, fail_prompt
         self.stop_ids = stop_ids
+        self.checked = []
 
     def new_cache(self, expected_length):
         return []
 
     def check(self, request):
+        self.checked.append(request)
         if self.fail_prompt is not None and request.prompt_ids == self.fail_prompt:
             raise ValueError("this prompt breaks the fake model\nsecond line of a traceback-like text")
 
@@ -290,3 +293,56 @@ def test_a_failing_prompt_fails_alone_with_one_line():
 def test_bad_requests_are_refused_with_a_message(kwargs):
     with pytest.raises(GenerationError):
         GenerationRequest(**kwargs)
+
+
+def test_the_pages_stream_generation_passes_every_setting_through(monkeypatch):
+    from ui import gpt_serving
+
+    model = FakeModel()
+    monkeypatch.setattr(gpt_serving, "generation_server", lambda: GenerationServer(model.functions()))
+    got = list(gpt_serving.stream_generation([4, 5, 6], temperature=0.4, top_k=7, top_p=0.8, seed=12,
+                                             max_new_tokens=5))
+    expected = GenerationRequest((4, 5, 6), temperature=0.4, top_k=7, top_p=0.8, seed=12, max_new_tokens=5)
+    assert model.checked == [expected]  # every setting reached the model's request unchanged
+    assert got == one_at_a_time(FakeModel(), expected) and len(got) == 5
+    cancel = threading.Event()
+    cancel.set()
+    assert list(gpt_serving.stream_generation([4], cancel=cancel)) == []
+
+
+# ---------------------------------------------------------------- the real model
+
+@pytest.mark.slow
+def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sample_token():
+    from attention_core import gpt, gpt_sampling
+    from attention_core.gpt_batching import gpt_step_functions
+
+    weights, tokenizer = gpt.default_model()
+    reqs = [GenerationRequest(tuple(tokenizer.encode("The capital of France is")), temperature=0.7, seed=5,
+                              max_new_tokens=6),
+            GenerationRequest(tuple(tokenizer.encode("Once upon a time, there was a small robot who")),
+                              top_k=20, seed=9, max_new_tokens=6),
+            GenerationRequest(tuple(tokenizer.encode("1, 2, 3,")), top_p=0.9, temperature=1.3, seed=0,
+                              max_new_tokens=6)]
+    real, gate = gpt_step_functions(weights), threading.Event()
+    held = dataclasses.replace(real, step=lambda caches, chunks: (gate.wait(60), real.step(caches, chunks))[1])
+    server = GenerationServer(held)
+    results = [None] * len(reqs)
+    threads = [threading.Thread(target=read_all, args=(server, r, results, i)) for i, r in enumerate(reqs)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: server.readers_joined == len(reqs))
+    gate.set()
+    for t in threads:
+        t.join(300)
+    for request, result in zip(reqs, results):
+        settings_ = dict(temperature=request.temperature, top_k=request.top_k, top_p=request.top_p)
+        logits, cache = gpt.prefill(weights, list(request.prompt_ids))
+        for step, (token, prob) in enumerate(result):
+            assert token == gpt_sampling.sample_token(logits, seed=step_seed(request.seed, step), **settings_)
+            assert prob == pytest.approx(gpt_sampling.sampling_probs(logits, **settings_)[token], abs=1e-4)
+            logits = gpt.decode_step(weights, [cache], [token])[0]
+        assert len(result) == 6 or result[-1][0] in (0, 2)
+    assert server.batch_sizes[1] == 3  # they shared steps
+    wait_for(lambda: not server.running())
+    assert generation_threads() == []

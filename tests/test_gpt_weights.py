@@ -18,6 +18,13 @@ from attention_core.gpt_weights import GPTConfig, GPTUnavailable
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def mapped(array: np.ndarray) -> bool:
+    """Whether the array's memory is a file mapping (somewhere down its chain of bases)."""
+    while array is not None and not isinstance(array, mmap.mmap):
+        array = getattr(array, "base", None)
+    return isinstance(array, mmap.mmap)
+
+
 def _no_distribution(name):
     raise importlib.metadata.PackageNotFoundError(name)
 
@@ -67,12 +74,17 @@ def test_the_cache_folder_follows_xdg(monkeypatch, tmp_path):
     assert gpt_weights.default_cache_root() == Path.home() / ".cache" / "attention-live" / "gpt"
 
 
-def test_the_untrained_copy_is_seeded_with_the_models_shapes():
+def test_the_untrained_copy_is_seeded_with_the_models_shapes(tmp_path):
     config = GPTConfig(n_layer=2, vocab=100)
-    a, b, c = (gpt_weights.untrained_weights(config, seed) for seed in (3, 3, 4))
+    a, b, c = (gpt_weights.untrained_weights(config, seed, cache_root=tmp_path) for seed in (3, 3, 4))
+    (tmp_path / "a-file").write_text("not a folder")
+    in_ram = gpt_weights.untrained_weights(config, 3, cache_root=tmp_path / "a-file" / "x")
+    assert mapped(a.attn_q) and not mapped(in_ram.attn_q)
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("untrained-")]) == 2  # seeds 3 and 4, once each
     for name, shape in gpt_weights.shapes(config).items():
         assert getattr(a, name).shape == shape and getattr(a, name).dtype == np.float32
         assert np.array_equal(getattr(a, name), getattr(b, name))
+        assert np.array_equal(getattr(a, name), getattr(in_ram, name))
         assert not getattr(a, name).flags.writeable
     assert not np.array_equal(a.attn_q, c.attn_q)
     assert np.array_equal(a.attn_norm, np.ones((2, 576), dtype=np.float32))
@@ -94,13 +106,6 @@ def test_the_full_shapes_hold_smollm2s_parameter_count():
 @needs_model
 def test_the_installed_model_has_smollm2s_parameter_count():
     assert gpt_weights.parameter_count(gpt.default_model()[0]) == 134_515_008
-
-
-def mapped(array: np.ndarray) -> bool:
-    """Whether the array's memory is a file mapping (somewhere down its chain of bases)."""
-    while array is not None and not isinstance(array, mmap.mmap):
-        array = getattr(array, "base", None)
-    return isinstance(array, mmap.mmap)
 
 
 @needs_model

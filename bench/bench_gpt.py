@@ -1,0 +1,258 @@
+"""The GPT lesson (issue 23, item 7): a new prompt's maps, generation for one and for a class, memory of two processes.
+
+    .venv/bin/python -m bench.bench_gpt                     # everything (~2-4 minutes on a quiet 2-core machine)
+    .venv/bin/python -m bench.bench_gpt --parts maps,one --repeats 5
+    .venv/bin/python -m bench.bench_gpt --parts class --students 40 --blas-threads 2
+
+Parts: `maps` a new prompt of 12 and 40 tokens through gpt.forward with all 270 maps (one BLAS thread; wall and
+the thread's CPU time, p50 / p95); `steps` one model step for 1, 10 and 40 sequences (what batching buys); `one` one
+student's 20 tokens through the generation server (tokens/s); `same` 40 students pressing generate on the same
+prompt at once (how many prompts the model started: 1 = computed once); `class` 40 students generating 20 tokens
+from 40 different prompts at once (time to first token and to the last, per student); `memory` two processes with
+the model (smaps_rollup: private and shared MB before and after loading and generating). Asserts nothing; prints
+the load average next to the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+PARTS = ("maps", "steps", "one", "same", "class", "memory")
+SUBJECTS = ["The cat", "My teacher", "A small robot", "The old bridge", "Our village", "The red balloon", "A farmer",
+            "The library", "Every morning the baker", "The scientist", "A quiet river", "The last train"]
+ENDINGS = ["walked into the room and", "was known for", "decided that the best way to", "told everyone that",
+           "could not believe that the"]
+
+
+def class_prompts(count: int) -> list[str]:
+    """-> `count` different prompts of 4-12 tokens, e.g. 'The cat walked into the room and' (fixed, no randomness)."""
+    return [f"{SUBJECTS[i % len(SUBJECTS)]} {ENDINGS[(i // len(SUBJECTS)) % len(ENDINGS)]}" for i in range(count)]
+
+
+def load_line() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
+
+
+def percentiles(values: list[float]) -> str:
+    q = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else values * 19
+    return f"p50 {statistics.median(values):.1f} p95 {q[18]:.1f} max {max(values):.1f}"
+
+
+def limit_blas(threads: int):
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def model():
+    from attention_core import gpt
+    return gpt.default_model()
+
+
+def bench_maps(repeats: int) -> None:
+    from attention_core import gpt
+    weights, tokenizer = model()
+    text = " ".join(class_prompts(12))
+    ids_all = tokenizer.encode(text)
+    for n in (12, 40):
+        walls, cpus = [], []
+        for r in range(repeats):
+            ids = ids_all[r % 5: r % 5 + n]  # a different prompt each time: the pass is never cached
+            wall, cpu = time.perf_counter(), time.thread_time()
+            out = gpt.forward(weights, ids)
+            cpus.append((time.thread_time() - cpu) * 1000)
+            walls.append((time.perf_counter() - wall) * 1000)
+        print(f"maps: new prompt of {n} tokens, all {out.attention.shape[0] * out.attention.shape[1]} maps: "
+              f"thread CPU ms {percentiles(cpus)} | wall ms {percentiles(walls)}  [{load_line()}]", flush=True)
+
+
+def bench_steps(repeats: int) -> None:
+    from attention_core import gpt
+    weights, tokenizer = model()
+    prompts = [tokenizer.encode(p) for p in class_prompts(40)]
+    for batch in (1, 10, 40):
+        _, caches = gpt.prefill_many(weights, prompts[:batch])
+        cpus, walls = [], []
+        for _ in range(repeats):
+            wall, cpu = time.perf_counter(), time.thread_time()
+            gpt.run(weights, caches, [[13]] * batch)
+            cpus.append((time.thread_time() - cpu) * 1000)
+            walls.append((time.perf_counter() - wall) * 1000)
+        print(f"steps: one step for {batch:2d} sequences: thread CPU ms {percentiles(cpus)} | wall ms "
+              f"{percentiles(walls)} | wall per sequence {statistics.median(walls) / batch:.1f} ms  [{load_line()}]",
+              flush=True)
+    wall, cpu = time.perf_counter(), time.thread_time()
+    gpt.prefill_many(weights, prompts)
+    print(f"steps: the 40 class prompts prefilled in one pass ({sum(map(len, prompts))} tokens): thread CPU "
+          f"{(time.thread_time() - cpu) * 1000:.0f} ms, wall {(time.perf_counter() - wall) * 1000:.0f} ms", flush=True)
+
+
+def new_server():
+    from attention_core.gpt_batching import GenerationServer, gpt_step_functions
+    return GenerationServer(gpt_step_functions(model()[0]))
+
+
+def run_students(server, requests) -> list[dict]:
+    """Every request read by its own thread, started together -> per student: first token and finish (s)."""
+    start = threading.Barrier(len(requests) + 1)
+    rows = [dict() for _ in requests]
+
+    def student(i, request):
+        start.wait()
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        for k, _ in enumerate(server.stream(request)):
+            if k == 0:
+                rows[i]["first_s"] = time.perf_counter() - t0
+                rows[i]["first_cpu_s"] = time.process_time() - cpu0  # the process's CPU until then, all threads
+        rows[i]["finish_s"] = time.perf_counter() - t0
+
+    threads = [threading.Thread(target=student, args=(i, r)) for i, r in enumerate(requests)]
+    for t in threads:
+        t.start()
+    cpu = time.process_time()
+    start.wait()
+    for t in threads:
+        t.join()
+    rows[0]["process_cpu_s"] = time.process_time() - cpu  # every thread of the process: the worker's steps mostly
+    return rows
+
+
+def bench_one(tokens: int) -> None:
+    from attention_core.gpt_batching import GenerationRequest
+    _, tokenizer = model()
+    server = new_server()
+    request = GenerationRequest(tuple(tokenizer.encode("The capital of France is")), seed=1, max_new_tokens=tokens)
+    row = run_students(server, [request])[0]
+    print(f"one: one student, {tokens} tokens: first token {row['first_s'] * 1000:.0f} ms, all in "
+          f"{row['finish_s']:.2f} s = {tokens / row['finish_s']:.1f} tokens/s; process CPU {row['process_cpu_s']:.2f} s "
+          f"= {tokens / row['process_cpu_s']:.1f} tokens per CPU second  [{load_line()}]", flush=True)
+
+
+def bench_same(students: int, tokens: int) -> None:
+    from attention_core.gpt_batching import GenerationRequest
+    _, tokenizer = model()
+    server = new_server()
+    request = GenerationRequest(tuple(tokenizer.encode("Once upon a time, in a small village,")), seed=3,
+                                max_new_tokens=tokens)
+    rows = run_students(server, [request] * students)
+    print(f"same: {students} students, the same prompt and settings: {server.steps} model steps, batch sizes "
+          f"{sorted(set(server.batch_sizes))} (1 = computed once); first token s "
+          f"{percentiles([r['first_s'] for r in rows])}; finish s {percentiles([r['finish_s'] for r in rows])}; "
+          f"process CPU {rows[0]['process_cpu_s']:.2f} s  [{load_line()}]", flush=True)
+
+
+def bench_class(students: int, tokens: int) -> None:
+    from attention_core.gpt_batching import GenerationRequest
+    _, tokenizer = model()
+    server = new_server()
+    requests = [GenerationRequest(tuple(tokenizer.encode(p)), temperature=0.8, seed=i, max_new_tokens=tokens)
+                for i, p in enumerate(class_prompts(students))]
+    wall = time.perf_counter()
+    rows = run_students(server, requests)
+    wall = time.perf_counter() - wall
+    firsts, finishes = [r["first_s"] for r in rows], [r["finish_s"] for r in rows]
+    print(f"class: {students} students, {tokens} tokens from {students} different prompts "
+          f"({sum(len(r.prompt_ids) for r in requests)} prompt tokens): first token s {percentiles(firsts)}; "
+          f"finish s {percentiles(finishes)}; process CPU until the first token s "
+          f"{percentiles([r['first_cpu_s'] for r in rows])}; {server.steps} model steps (batch sizes max {max(server.batch_sizes)}), "
+          f"{students * tokens / wall:.1f} tokens/s in all; process CPU {rows[0]['process_cpu_s']:.2f} s  "
+          f"[{load_line()}]", flush=True)
+
+
+def smaps_mb() -> dict:
+    fields = {}
+    with open("/proc/self/smaps_rollup", encoding="ascii") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                fields[parts[0].rstrip(":")] = int(parts[1]) / 1024
+    private = fields["Private_Clean"] + fields["Private_Dirty"]
+    shared = fields["Shared_Clean"] + fields["Shared_Dirty"]
+    return {"rss": round(fields["Rss"], 1), "pss": round(fields["Pss"], 1), "private": round(private, 1),
+            "shared": round(shared, 1)}
+
+
+def memory_child(hold: str, ready: str) -> None:
+    """One process: memory after imports, after the model, after a prompt's maps and a generation; then it waits
+    (file `hold` present) so the other process's model is mapped at the same time."""
+    from attention_core import gpt, gpt_batching  # noqa: F401 - the imports are part of "before"
+    before = smaps_mb()
+    weights, tokenizer = model()
+    loaded = smaps_mb()
+    gpt.forward(weights, tokenizer.encode(" ".join(class_prompts(6)))[:40])
+    server = new_server()
+    list(server.stream(gpt_batching.GenerationRequest(tuple(tokenizer.encode("Hello")), max_new_tokens=20)))
+    used = smaps_mb()
+    open(ready, "w").close()
+    while os.path.exists(hold):
+        time.sleep(0.05)
+    print(json.dumps({"before": before, "loaded": loaded, "used": used, "both_running": smaps_mb()}), flush=True)
+
+
+def bench_memory() -> None:
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="bench-gpt-")
+    hold = os.path.join(folder, "hold")
+    open(hold, "w").close()
+    children = []
+    for i in range(2):
+        ready = os.path.join(folder, f"ready{i}")
+        children.append((ready, subprocess.Popen([sys.executable, "-m", "bench.bench_gpt", "--memory-child", hold,
+                                                  ready], stdout=subprocess.PIPE, text=True)))
+    while not all(os.path.exists(ready) for ready, _ in children):
+        time.sleep(0.1)
+    os.remove(hold)
+    for i, (_, child) in enumerate(children):
+        out = json.loads(child.communicate()[0])
+        b, u, both = out["before"], out["used"], out["both_running"]
+        print(f"memory: process {i + 1}: after imports private {b['private']} MB; with the model, a prompt's maps "
+              f"and 20 tokens: private {u['private']} MB (+{u['private'] - b['private']:.1f}), shared "
+              f"{u['shared']} MB; both processes running: private {both['private']} MB, shared {both['shared']} MB, "
+              f"PSS {both['pss']} MB  [{load_line()}]", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"which of {','.join(PARTS)}")
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--students", type=int, default=40)
+    ap.add_argument("--tokens", type=int, default=20)
+    ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (the app runs 1; the machine has 2 cores)")
+    ap.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.memory_child:
+        with limit_blas(1):
+            memory_child(*args.memory_child)
+        return
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    print(f"bench_gpt: {load_line()}, BLAS threads {args.blas_threads}", flush=True)
+    with limit_blas(args.blas_threads):
+        model()
+        for part in parts:
+            if part == "maps":
+                bench_maps(args.repeats)
+            elif part == "steps":
+                bench_steps(max(3, args.repeats // 3))
+            elif part == "one":
+                bench_one(args.tokens)
+            elif part == "same":
+                bench_same(args.students, args.tokens)
+            elif part == "class":
+                bench_class(args.students, args.tokens)
+            elif part == "memory":
+                bench_memory()
+            else:
+                raise SystemExit(f"unknown part {part!r}; choose from {PARTS}")
+
+
+if __name__ == "__main__":
+    main()

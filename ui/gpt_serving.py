@@ -1,0 +1,37 @@
+"""The GPT lesson's generation, shared by every session of the server process: one GenerationServer
+(attention_core.gpt_batching: continuous batching and single flight) over the installed model.
+
+    stream_generation(prompt_ids, *, temperature=1.0, top_k=None, top_p=None, seed=0, max_new_tokens=20,
+                      cancel=None) -> Iterator[tuple[int, float]]
+
+yields (token id, its probability under the settings) as each token is made; the same arguments give the same
+tokens whoever else is generating. It stops early once `cancel` (a threading.Event) is set, or when the caller drops
+the iterator (a rerun, a page change). Raises GenerationError (a one-line message, e.g. a bad setting or a failed
+step) and GPTUnavailable (the model's package is missing), for the page to show.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterator, Sequence
+
+import streamlit as st
+
+from attention_core.gpt_batching import GenerationRequest, GenerationServer, gpt_step_functions
+
+
+@st.cache_resource(show_spinner=False)
+def generation_server() -> GenerationServer:
+    """-> the process's one generation server (its worker thread runs only while someone is generating)."""
+    from attention_core import gpt
+
+    weights, _ = gpt.default_model()
+    return GenerationServer(gpt_step_functions(weights))
+
+
+def stream_generation(prompt_ids: Sequence[int], *, temperature: float = 1.0, top_k: int | None = None,
+                      top_p: float | None = None, seed: int = 0, max_new_tokens: int = 20,
+                      cancel: threading.Event | None = None) -> Iterator[tuple[int, float]]:
+    """prompt ids (n,) -> the generated (token id, probability) pairs, streamed (see the module's docstring)."""
+    request = GenerationRequest(tuple(prompt_ids), temperature, top_k, top_p, seed, max_new_tokens)
+    return generation_server().stream(request, cancel)
