@@ -4,6 +4,7 @@ SmolLM2's pre-tokenizer (each digit alone, then byte-level with GPT-2's pattern)
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -100,6 +101,15 @@ def test_any_text_matches_and_round_trips(tokenizer, reference, text):
         assert tokenizer.decode(ids) == text
 
 
+def test_long_words_without_spaces_match(tokenizer, reference):
+    rng = random.Random(0)
+    for text in ("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10_000)), "a" * 10_000,
+                 "日本の首都は東京です" * 300, "".join(rng.choice("ab ") for _ in range(3000)), "🙂" * 700):
+        ids = tokenizer.encode(text)
+        assert ids == reference.encode(text).ids
+        assert tokenizer.decode(ids) == text
+
+
 def test_lone_surrogates_become_replacement_characters(tokenizer):
     assert tokenizer.encode("a\ud800b") == tokenizer.encode("a\ufffdb")
     assert tokenizer.encode("\udfff") == tokenizer.encode("\ufffd")
@@ -108,7 +118,8 @@ def test_lone_surrogates_become_replacement_characters(tokenizer):
 
 def test_bytes_without_a_token_are_dropped_like_the_library_does(tokenizer, reference, vocabulary):
     alphabet = gpt_tokenizer.byte_alphabet()
-    missing = sorted(b for b in range(256) if alphabet[b] not in set(vocabulary.tokens))
+    known = set(vocabulary.tokens)
+    missing = sorted(b for b in range(256) if alphabet[b] not in known)
     assert missing == [0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2, *range(0xF5, 0x100)]
     for text in ("a\x04b", "x\U00040000y", "\x13\x14", "plain"):
         assert tokenizer.encode(text) == reference.encode(text).ids
