@@ -1,27 +1,29 @@
 """Lesson 9's first sections: the real next-token distribution of the prompt, the sampling knobs on it (lesson 4's
 temperature, now on a real model), and generation token by token, streamed, seeded, with a Stop.
 
-Generation runs in the script's own thread, one token at a time, and writes each token as it comes; its tokens are
-kept in the session as they are made, so Stop (or any click, or leaving the page) ends the run where it is and the
-next run shows what was made. Nothing is left running: the loop lives only as long as the script run does.
+Generation is made by the process's shared generation server (ui/gpt_serving.py) and read here token by token, each
+written as it comes; its tokens are kept in the session as they are made, so Stop (or any click, or leaving the page)
+ends the run where it is and the next run shows what was made. The reader cancels itself when the run ends, however it
+ends, and the server drops a generation nobody reads: nothing is left running.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from attention_core import gpt
-from attention_core.gpt_batching import step_seed
-from attention_core.gpt_sampling import entropy_nats, sample_token, sampling_probs
+from attention_core.gpt_batching import GenerationError
+from attention_core.gpt_sampling import entropy_nats, sampling_probs
 from charts.gpt import next_token_bars
 from ui.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.display import show_plotly
 from ui.figures import figure_spec
 from ui.gpt import S, Prompt, decode, model, prompt_pass, shown_tokens
+from ui.gpt_serving import stream_generation
 
 TOP = 10
 MAX_NEW_TOKENS = 40
@@ -99,19 +101,15 @@ class Request:
 
 
 def stream(request: Request):
-    """-> yields (token id, the probability it had under the knobs), one token per step, with the KV cache.
-
-    The k-th token is drawn with step_seed(request.seed, k), as attention_core.gpt_batching draws it: the same request always writes the same text."""
-    weights = model()[0]
-    logits, cache = gpt.prefill(weights, list(request.ids))
-    caches = [cache]
-    knobs = request.knobs.sampling()
-    for step in range(request.new_tokens):
-        probs = sampling_probs(logits, **knobs)
-        token = sample_token(logits, **knobs, seed=step_seed(request.seed, step))
-        yield token, float(probs[token])
-        if step + 1 < request.new_tokens:
-            logits = gpt.decode_step(weights, caches, [token])[0]
+    """-> yields (token id, the probability it had under the knobs), as the class's shared generation server makes
+    them (ui/gpt_serving.py: batched with every other student's, the same request always the same tokens; it stops at
+    <|im_end|>). A rerun, Stop or a page change ends this reader, and the server drops a generation nobody reads."""
+    cancel = threading.Event()
+    try:
+        yield from stream_generation(request.ids, **request.knobs.sampling(), seed=request.seed,
+                                     max_new_tokens=request.new_tokens, cancel=cancel)
+    finally:
+        cancel.set()
 
 
 def _show(out, prompt: Prompt, made: list[tuple[int, float]]) -> None:
@@ -139,9 +137,12 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     if go:
         run = {"request": request, "tokens": [], "finished": False, "stopped": False}
         st.session_state[GENERATION] = run
-        for token, prob in stream(request):
-            run["tokens"].append((token, prob))
-            _show(out, prompt, run["tokens"])
+        try:
+            for token, prob in stream(request):
+                run["tokens"].append((token, prob))
+                _show(out, prompt, run["tokens"])
+        except GenerationError as exc:
+            st.warning(t(f"{S}.gen_error", detail=md_escape(str(exc))))
         run["finished"] = True
     run = st.session_state.get(GENERATION)
     if run is None:
@@ -155,6 +156,8 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     st.caption(t(f"{S}.gen_text"))
     if run["finished"]:
         st.caption(t(f"{S}.gen_done", n=len(made), seed=request.seed))
+        if len(made) < request.new_tokens:  # the server stops at the end of an answer
+            st.caption(t(f"{S}.gen_eos", n=len(made)))
     else:  # Stop, another click or a page change ended the run before its last token
         st.warning(t(f"{S}.gen_stopped", n=len(made), total=request.new_tokens), icon=":material/stop_circle:")
     if made:
