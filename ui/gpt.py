@@ -165,7 +165,7 @@ def model_card(t) -> None:
     st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", layers=config.n_layer, heads=config.n_head,
               kv_heads=config.n_kv_head, quant=QUANTISATION, biggest=biggest.split(" (")[0],
               biggest_params=f"{biggest_params / 1e9:,.0f}",
-              biggest_oku=f"{biggest_params / 1e8:,.0f}", ratio=f"{biggest_params / params:,.0f}"),
+              ratio=f"{biggest_params / params:,.0f}"),
             icon=":material/memory:")
     names = [t(f"{S}.this_model")] + [name for name, _ in texts().sizes]
     show_plotly(figure_spec(model_sizes, names, [params] + [p for _, p in texts().sizes], title=t(f"{S}.sizes_title"),

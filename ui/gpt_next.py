@@ -75,7 +75,7 @@ def next_token_section(t, prompt: Prompt) -> Knobs:
     _explain(t, "next_explain", vocab=f"{model()[0].config.vocab:,}")
     share = distribution(prompt.ids, Knobs(1.0, 0, 1.0))["top_share"]
     answer = 1 if share > 0.5 else (2 if share > 0.1 else 3)
-    if not predict_then_reveal(t, f"{S}.next", 3, answer, key="gpt_next_predict"):
+    if not predict_then_reveal(t, S, 3, answer, key="gpt_next_predict"):
         return Knobs(1.0, 0, 1.0)
     setting = knobs(t)
     d = distribution(prompt.ids, setting)
