@@ -128,8 +128,11 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     st.subheader(t(f"{S}.gen_title"))
     _explain(t, "gen_explain")
     c_n, c_seed, c_go, c_stop = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
-    new_tokens = c_n.slider(t(f"{S}.new_tokens"), 1, MAX_NEW_TOKENS, 20, key="gpt_new_tokens", bind="query-params")
-    seed = c_seed.number_input(t("common.seed"), 0, 9999, 0, key="gpt_seed", bind="query-params")
+    # kept over a visit to another page, so the generation the learner left is the one shown on return
+    new_tokens = c_n.slider(t(f"{S}.new_tokens"), 1, MAX_NEW_TOKENS, 20, key="gpt_new_tokens", bind="query-params",
+                            persist_state="session")
+    seed = c_seed.number_input(t("common.seed"), 0, 9999, 0, key="gpt_seed", bind="query-params",
+                               persist_state="session")
     go = c_go.button(t(f"{S}.generate"), key="gpt_generate", type="primary", icon=":material/play_arrow:")
     c_stop.button(t(f"{S}.stop"), key="gpt_stop", on_click=_on_stop, icon=":material/stop:")
     request = Request(prompt.ids, setting, int(seed), int(new_tokens))

@@ -64,7 +64,7 @@ def test_a_second_click_while_generating_starts_again_and_writes_the_same_text(p
 
 
 def test_a_page_change_mid_generation_leaves_the_session_clean(page, app_url):
-    ready(page, app_url, tokens=None)  # the defaults: the page drawn again on return asks for the same generation
+    ready(page, app_url)  # the setting outlives the visit: the page drawn again on return asks for the same generation
     generate(page)
     page.locator("[data-testid='stSidebarNav'] a[href*='/summary']").click()
     page.wait_for_url(re.compile(r".*/summary.*"), timeout=60_000)
@@ -74,5 +74,8 @@ def test_a_page_change_mid_generation_leaves_the_session_clean(page, app_url):
     page.wait_for_url(re.compile(r".*/gpt.*"), timeout=60_000)
     wait_for_app(page, 300_000)
     no_exception(page)
-    stopped = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="Stopped after")
-    assert stopped.count() == 1  # the run ended with the page: what it made is kept, and said to be cut short
+    # The run ended with the page (what it made is kept and said to be cut short), unless the server was quicker
+    # than the click: then the whole text is there. Either way one message says which, beside the text.
+    stopped = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="Stopped after").count()
+    done = page.get_by_text(f"{TOKENS} tokens written with seed 0.").count()
+    assert stopped + done == 1 and written(page)
