@@ -1,4 +1,4 @@
-"""Lesson 9, the summary: each claim of the lesson in one line, the one live figure that backs it, its lesson's link."""
+"""Lesson 10, the summary: each claim of the course in one line, the one live figure that backs it, its lesson's link."""
 
 import streamlit as st
 
@@ -16,6 +16,7 @@ summary.section_self_attention(t)
 summary.section_scaling(t)
 summary.section_causal(t)
 summary.section_learned(t, kv)
+summary.section_induction(t)
 st.divider()
 summary.section_further(t)
 summary.section_download(t)

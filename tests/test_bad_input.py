@@ -93,6 +93,10 @@ SETUPS = [
     Setup("pretrained_custom", "pretrained", (("selectbox", "pretrained_preset", "custom"),
           ("radio", "pretrained_predict", 1), ("radio", "pretrained_switch_predict", 1)), ("pretrained_text",),
           ("pretrained_sink_map", "pretrained_lines", "pretrained_heat")),
+    Setup("gpt_custom", "gpt", (("selectbox", "gpt_preset", "custom"),) + tuple(
+        ("radio", key, 1) for key in ("gpt_next_predict", "gpt_leak_predict", "gpt_it_predict", "gpt_sink_predict",
+                                      "gpt_induction_predict", "gpt_cache_predict")), ("gpt_text", "gpt_name"),
+          ("gpt_next_bars", "gpt_sink_chart")),
     Setup("summary", "summary"),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]

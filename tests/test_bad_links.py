@@ -29,15 +29,19 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                     "transformer_act"),
     "pretrained": ("pretrained_preset", "pretrained_text", "pretrained_hide_special", "pretrained_layer",
                    "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
+    "gpt": ("gpt_preset", "gpt_text", "gpt_temperature", "gpt_top_k", "gpt_top_p", "gpt_new_tokens", "gpt_seed",
+            "gpt_name"),
     "summary": ("presenter", "lang"),  # no widget of its own: the frame's parameters
 }
 # The rest of the link that makes a widget show (a sentence box shows only for "Type my own").
 SHOWN_WITH = {"rnn_text": {"rnn_preset": "custom"}, "causal_text": {"causal_preset": "custom"},
-              "pretrained_text": {"pretrained_preset": "custom"}}
+              "pretrained_text": {"pretrained_preset": "custom"}, "gpt_text": {"gpt_preset": "custom"}}
 # What a learner does before a widget shows (lesson 8 draws its heads once both predictions are answered).
 ANSWERS = (("pretrained_predict", 1), ("pretrained_switch_predict", 1))
 SHOWN_AFTER = {key: ANSWERS for key in ("pretrained_layer", "pretrained_head", "pretrained_token", "pretrained_from",
                                         "pretrained_to")}
+SHOWN_AFTER |= {key: (("gpt_next_predict", 1),) for key in ("gpt_temperature", "gpt_top_k", "gpt_top_p")}  # lesson 9
+SHOWN_AFTER["gpt_name"] = (("gpt_induction_predict", 1),)
 IMPLIED = {"rnn_preset": "custom"}  # a link with a sentence of its own opens "Type my own" (the rnn page)
 FRAME_KEYS = {"lang", "presenter"}
 BAD_VALUES = {

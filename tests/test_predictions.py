@@ -34,6 +34,7 @@ QUESTIONS = {
     "glove": ("glove_predict", 3, {"en": ["10 of 12", "ranks 10", "10th", "near the bottom", "largest weights of this row",
                                           "Document A's row"],
                                    "ja": ["12 語中 10 位", "10 位", "下位", "重みが大きいのは", "Document A の行"]}),
+    "gpt": ("gpt_next_predict", 1, {"en": ["Paris", "77."], "ja": ["Paris", "77."]}),  # its other questions: test_gpt_page
 }
 
 

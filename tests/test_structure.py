@@ -93,4 +93,4 @@ def test_every_page_of_the_frame_is_in_the_test_list_and_on_the_home_map():
              for line in lines]
     assert frame == [(p.file, p.url_path) for p in PAGES]
     assert [file for file, _ in LESSONS] == [p.file for p in PAGES[1:]]
-    assert PAGES[-1].section == "summary" and PAGES[-2].section == "pretrained"  # the summary closes the lesson
+    assert PAGES[-1].section == "summary" and PAGES[-2].section == "gpt"  # the summary closes the lesson

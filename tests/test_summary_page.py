@@ -25,7 +25,7 @@ from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 pytestmark = pytest.mark.pages
 
 PAGE = "summary"
-CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove")  # in lesson order, as the spec lists them
+CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt")  # in lesson order, as the spec lists them
 FURTHER = ("self_attention", "transformer", "pretrained")  # multi-head (3), positional encoding + FFN (7), lesson 8
 
 

@@ -218,3 +218,4 @@ def section_leak(t, s: Sentence) -> None:
     })
     data_table(table, hide_index=True)
     csv_download(t("causal.download_leak"), table, "causal_leak_test.csv", "causal_leak_csv")
+    st.page_link("lessons/gpt.py", label=t("causal.gpt_link"), icon=":material/arrow_forward:")  # the real model's mask

@@ -29,7 +29,8 @@ MAX_TOKENS = 40
 # What a text box accepts (max_chars, enforced on the server too). Well above MAX_CHARS: a box refuses a longer paste
 # whole and silently, so a 10,000-character paste must fit and be cut on the page instead.
 BOX_CHARS = 100_000
-LONG_TEXT_BOXES = ("rnn_text", "causal_text", "glove_sentence", "transformer_text", "pretrained_text")  # sentence boxes that take BOX_CHARS
+LONG_TEXT_BOXES = ("rnn_text", "causal_text", "glove_sentence", "transformer_text", "pretrained_text",
+                   "gpt_text")  # sentence boxes that take BOX_CHARS
 
 
 def current_lang() -> str:

@@ -23,6 +23,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/glove.py", "glove"),
     ("lessons/transformer.py", "transformer"),
     ("lessons/pretrained.py", "pretrained"),
+    ("lessons/gpt.py", "gpt"),
     ("lessons/summary.py", "summary"),
 ]
 DEMO_TOKENS = ["a", "b", "c", "d", "e"]

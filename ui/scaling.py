@@ -232,3 +232,4 @@ def section_temperature(t) -> None:
                  top=words[top], p_lo=f"{probs[0, top]:.3f}", p_one=f"{probs[one, top]:.3f}",
                  min_hi=f"{probs[-1].min():.3f}", max_hi=f"{probs[-1].max():.3f}", uniform=f"{1 / len(words):.3f}",
                  h_lo=f"{run['entropy'][0]:.2f}", h_hi=f"{run['entropy'][-1]:.2f}", m=SAMPLE_COUNT))
+    st.page_link("lessons/gpt.py", label=t(f"{S}.gpt_link"), icon=":material/arrow_forward:")  # the real distribution

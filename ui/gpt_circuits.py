@@ -1,0 +1,191 @@
+"""Lesson 9: what the heads of a real GPT do, measured. The attention sink (weight on the first token), previous-token
+and induction heads on repeated random sequences (heads picked on one set, scored on another, beside the untrained
+copy), the loss on the first and second copy, and the learner's own made-up name copied by the model.
+
+The repeated-sequence study is the same for everyone: computed once per process (st.cache_resource)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import streamlit as st
+
+from attention_core import gpt
+from attention_core import gpt_heads as heads
+from attention_core.gpt_sampling import sampling_probs
+from charts.gpt import grouped_bars, layer_profile
+from charts.matrix import attention_heatmap
+from ui.common import MAX_CHARS, data_table, explanation, md_escape, predict_then_reveal
+from ui.display import show_plotly
+from ui.figures import figure_spec
+from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts, untrained
+from ui.gpt_next import Knobs, Request, stream
+
+SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
+PERIOD = 20  # random tokens per copy
+STRONG = 0.3  # an induction score counted as a strong head
+MAX_NAME_TOKENS = 20  # a longer "name" is no name: the page asks for a shorter one
+
+
+def _explain(t, key: str, **values) -> None:
+    explanation(t(f"{S}.{key}", **values))
+
+
+def _interval(values) -> tuple[float, float, float]:
+    """-> (mean, low, high): a normal 95 % interval of the mean over the sequences."""
+    v = np.asarray(values, dtype=np.float64)
+    half = 1.96 * v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else 0.0
+    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
+
+
+# ---------------------------------------------------------------- the study, once per process
+
+@dataclass(frozen=True)
+class Study:
+    sequences: int
+    period: int
+    induction: np.ndarray  # (L, H) mean on the scoring set
+    picked: tuple[int, int]  # the induction head picked on the picking set
+    picked_score: tuple[float, float, float]  # its score on the scoring set: mean, 95 % interval
+    strong: int  # heads above STRONG on the scoring set
+    untrained_best: float  # the untrained copy's best head on the scoring set (what the best of 270 reaches by chance)
+    uniform: float
+    previous: tuple[int, int]
+    previous_score: tuple[float, float, float]
+    previous_uniform: float
+    losses: tuple[float, float]  # trained: first copy, second copy (scoring set)
+    untrained_losses: tuple[float, float]
+    example: tuple[int, ...]  # the first scoring sequence
+
+
+@st.cache_resource(show_spinner=False)
+def study() -> Study:
+    sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
+    trained = heads.gpt_forward(model()[0])
+    pick = heads.measure_sequences(trained, sets.picking, sets.period)
+    score = heads.measure_sequences(trained, sets.scoring, sets.period)
+    control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period)
+    mean = score.induction.mean(axis=0)
+    picked = np.unravel_index(int(np.argmax(pick.induction.mean(axis=0))), mean.shape)
+    previous = np.unravel_index(int(np.argmax(pick.previous_token.mean(axis=0))), mean.shape)
+    return Study(
+        SEQUENCES, sets.period, mean, (int(picked[0]), int(picked[1])),
+        _interval(score.induction[:, picked[0], picked[1]]), heads.heads_over(mean, STRONG),
+        float(control.induction.mean(axis=0).max()), heads.uniform_induction_score(sets.period),
+        (int(previous[0]), int(previous[1])), _interval(score.previous_token[:, previous[0], previous[1]]),
+        heads.uniform_previous_token_score(2 * sets.period),
+        (float(score.first_copy_loss.mean()), float(score.second_copy_loss.mean())),
+        (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
+        tuple(int(i) for i in sets.scoring[0]))
+
+
+# ---------------------------------------------------------------- sinks
+
+def sink_section(t, prompt: Prompt) -> None:
+    st.subheader(t(f"{S}.sink_title"))
+    n = len(prompt.ids)
+    if n < 3:
+        st.warning(t(f"{S}.sink_short"))
+        return
+    trained = heads.sink_share(prompt_pass(prompt.ids).attention)  # (L, H)
+    even = heads.uniform_sink_share(n)
+    share = float(trained.mean())
+    answer = 3 if share > 0.5 else (1 if share < 2 * even else 2)
+    if not predict_then_reveal(t, f"{S}.sink", 3, answer, key="gpt_sink_predict", even=f"{even:.0%}",
+                               heads=trained.size):
+        return
+    control = heads.sink_share(prompt_pass(prompt.ids, trained=False).attention)  # the untrained copy, same prompt
+    show_plotly(figure_spec(layer_profile, trained.mean(axis=1), control.mean(axis=1),
+                            title=t(f"{S}.sink_chart", token=prompt.tokens[0]), trained_label=t(f"{S}.trained"),
+                            untrained_label=t(f"{S}.untrained"), value_label=t(f"{S}.share"),
+                            layer_label=t(f"{S}.layer"), reference=even, reference_label=t(f"{S}.even")),
+                key="gpt_sink_chart")
+    st.markdown(t(f"{S}.sink_numbers", share=f"{share:.0%}", over=heads.heads_over(trained), heads=trained.size,
+                  untrained=f"{float(control.mean()):.0%}", untrained_over=heads.heads_over(control), even=f"{even:.0%}",
+                  token=md_escape(prompt.tokens[0])))
+    _explain(t, "sink_explain")
+
+
+# ---------------------------------------------------------------- induction heads
+
+def induction_section(t) -> None:
+    st.subheader(t(f"{S}.induction_title"))
+    _explain(t, "induction_explain", period=PERIOD)
+    with st.spinner(t(f"{S}.study_running")):
+        s = study()
+    first, second = s.losses
+    answer = 3 if second < first / 2 else (2 if second < first * 0.9 else 1)
+    st.caption(t(f"{S}.induction_example", tokens=" | ".join(md_escape(tok) for tok in shown_tokens(s.example[:8]))))
+    if not predict_then_reveal(t, f"{S}.induction", 3, answer, key="gpt_induction_predict", period=PERIOD):
+        return
+    show_plotly(figure_spec(grouped_bars, [t(f"{S}.first_copy"), t(f"{S}.second_copy")],
+                            {t(f"{S}.trained"): s.losses, t(f"{S}.untrained"): s.untrained_losses},
+                            title=t(f"{S}.loss_chart", sequences=s.sequences), value_label=t(f"{S}.loss_nats")),
+                key="gpt_loss_bars")
+    st.markdown(t(f"{S}.loss_numbers", first=f"{first:.1f}", second=f"{second:.1f}", sequences=s.sequences,
+                  u_first=f"{s.untrained_losses[0]:.1f}", u_second=f"{s.untrained_losses[1]:.1f}"))
+    layers, count = s.induction.shape
+    show_plotly(figure_spec(attention_heatmap, s.induction, [f"L{k}" for k in range(layers)],
+                            [f"H{k}" for k in range(count)], title=t(f"{S}.induction_map", sequences=s.sequences),
+                            value_label=t(f"{S}.score"), axis_titles=(t(f"{S}.head"), t(f"{S}.layer")),
+                            plot_width=420, height=620), key="gpt_induction_map")
+    mean, low, high = s.picked_score
+    p_mean, p_low, p_high = s.previous_score
+    st.markdown(t(f"{S}.induction_numbers", head=f"L{s.picked[0]}H{s.picked[1]}", score=f"{mean:.2f}",
+                  low=f"{low:.2f}", high=f"{high:.2f}", sequences=s.sequences, strong=s.strong, threshold=STRONG,
+                  heads=s.induction.size, untrained=f"{s.untrained_best:.2f}", uniform=f"{s.uniform:.3f}"))
+    st.markdown(t(f"{S}.previous_numbers", head=f"L{s.previous[0]}H{s.previous[1]}", score=f"{p_mean:.2f}",
+                  low=f"{p_low:.2f}", high=f"{p_high:.2f}", uniform=f"{s.previous_uniform:.2f}"))
+    st.caption(t(f"{S}.induction_limits", total=2 * s.sequences))
+    copy_section(t)
+
+
+# ---------------------------------------------------------------- the learner's own name, copied
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def copied_name(name: str) -> dict | None:
+    """The template with the name twice: each name token's probability the first and the second time, and what the
+    model writes (greedy) after the second time's first token. None when the name is not found twice as tokens."""
+    data = texts()
+    ids = encode(data.copy_template.replace("{name}", name))
+    piece = encode(" " + name)
+    starts = [i for i in range(len(ids) - len(piece) + 1) if ids[i:i + len(piece)] == piece]
+    if len(starts) < 2 or len(piece) < 2:
+        return None
+    logits = gpt.forward(model()[0], list(ids)).logits
+    rows = []
+    for k in range(1, len(piece)):
+        p1 = sampling_probs(logits[starts[0] + k - 1])[piece[k]]
+        p2 = sampling_probs(logits[starts[1] + k - 1])[piece[k]]
+        rows.append((piece[k], float(p1), float(p2)))
+    greedy = Request(ids[:starts[1] + 1], Knobs(1.0, 1, 1.0), 0, len(piece) - 1)
+    written = tuple(token for token, _ in stream(greedy))
+    return {"rows": rows, "written": written, "expected": piece[1:], "text": data.copy_template.replace("{name}", name)}
+
+
+def copy_section(t) -> None:
+    st.markdown(f"**{t(f'{S}.copy_title')}**")
+    name = st.text_input(t(f"{S}.copy_name"), value=texts().copy_name, max_chars=MAX_CHARS, key="gpt_name",
+                         bind="query-params")
+    if not name.strip():
+        st.warning(t(f"{S}.copy_empty"))
+        return
+    if len(encode(" " + name.strip())) > MAX_NAME_TOKENS:
+        st.warning(t(f"{S}.copy_too_long", limit=MAX_NAME_TOKENS))
+        return
+    result = copied_name(name.strip())
+    if result is None:
+        st.warning(t(f"{S}.copy_one_token"))
+        return
+    rows = result["rows"]
+    table = pa.table({t(f"{S}.col_token"): shown_tokens([r[0] for r in rows]),
+                      t(f"{S}.first_time"): [round(r[1], 4) for r in rows],
+                      t(f"{S}.second_time"): [round(r[2], 4) for r in rows]})
+    st.caption(t(f"{S}.copy_text", text=md_escape(result["text"])))
+    data_table(table, hide_index=True, key="gpt_copy_table")
+    right = sum(a == b for a, b in zip(result["written"], result["expected"]))
+    st.markdown(t(f"{S}.copy_numbers", first=f"{np.mean([r[1] for r in rows]):.1%}",
+                  second=f"{np.mean([r[2] for r in rows]):.1%}", written=md_escape("".join(shown_tokens(result["written"]))),
+                  right=right, total=len(result["expected"])))

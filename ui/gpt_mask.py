@@ -1,0 +1,154 @@
+"""Lesson 9: the causal mask in a real model. The 270 maps of the prompt (heads sharing keys and values in threes),
+the weights above the diagonal counted, the leak test (a later token changed: earlier rows and logits compared bit for
+bit), and the famous sentence with "tired" and "wide": the row of "it" cannot differ; where the two do differ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from attention_core import gpt
+from charts.gpt import grouped_bars
+from charts.pretrained import model_view, model_view_table
+from ui.common import explanation, md_escape, predict_then_reveal
+from ui.display import show_plotly
+from ui.figures import figure_spec
+from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
+
+MAP_TOKENS = 16  # the maps drawn: a causal row never depends on later tokens, so these are the whole pass's corner
+REPLACEMENT = " zebra"  # the later token put in for the leak test
+
+
+def _explain(t, key: str, **values) -> None:
+    explanation(t(f"{S}.{key}", **values))
+
+
+# ---------------------------------------------------------------- measurements (cached per prompt)
+
+@dataclass(frozen=True)
+class Leak:
+    position: int  # the token changed (0-based)
+    old: int
+    new: int
+    attention_diff: float  # max |difference| over every earlier row of every map
+    logits_diff: float  # max |difference| over every earlier position's logits
+    later_changed: float  # max |difference| in the changed token's own row (it does change)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def leak_test(ids: tuple[int, ...]) -> Leak | None:
+    """The last token replaced by another: the earlier rows of all maps and the earlier logits, both passes in full."""
+    if len(ids) < 2:
+        return None
+    new = encode(REPLACEMENT)[0]
+    if new == ids[-1]:
+        new = encode(" apple")[0]
+    changed = ids[:-1] + (new,)
+    weights = model()[0]
+    a, b = gpt.forward(weights, list(ids)), gpt.forward(weights, list(changed))
+    j = len(ids) - 1
+    return Leak(j, ids[-1], new, float(np.abs(a.attention[..., :j, :] - b.attention[..., :j, :]).max()),
+                float(np.abs(a.logits[:j] - b.logits[:j]).max()),
+                float(np.abs(a.attention[..., j, :] - b.attention[..., j, :]).max()))
+
+
+def above_diagonal(attention) -> tuple[int, int]:
+    """-> (weights above the diagonal in all maps, how many of them are exactly 0)."""
+    n = attention.shape[-1]
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    cells = attention[..., upper]
+    return int(cells.size), int(np.count_nonzero(cells == 0.0))
+
+
+@dataclass(frozen=True)
+class TwinSentences:
+    words: tuple[str, str]  # the last word of each sentence
+    it_diff: float  # max |difference| of the row of "it", over all 270 maps
+    last_rows: np.ndarray  # (2, L, H, 2): the last word's weight on the two nouns, per sentence
+    flips: int  # heads whose preferred noun differs between the two sentences
+    heads: int
+    best: tuple[int, int]  # the head whose weight on the second noun grows most
+    it_position: int
+    n: int
+
+
+@st.cache_resource(show_spinner=False)
+def twin_sentences() -> TwinSentences:
+    data = texts()
+    first = data.twin_text
+    last_word = first.split()[-1]
+    second = first[: len(first) - len(last_word)] + data.twin_other
+    ids = [encode(first), encode(second)]
+    tokens = shown_tokens(ids[0])
+    it = tokens.index("·" + data.pronoun)
+    nouns = [tokens.index("·" + noun) for noun in data.nouns]
+    passes = [gpt.forward(model()[0], list(i)) for i in ids]
+    it_diff = float(np.abs(passes[0].attention[..., it, :] - passes[1].attention[..., it, :]).max())
+    last = np.stack([p.attention[..., -1, nouns] for p in passes])  # (2, L, H, 2)
+    prefers = last.argmax(axis=-1)
+    flips = int((prefers[0] != prefers[1]).sum())
+    growth = last[1, ..., 1] - last[0, ..., 1]
+    best = np.unravel_index(int(np.argmax(growth)), growth.shape)
+    return TwinSentences((last_word, data.twin_other), it_diff, last, flips, int(growth.size),
+                         (int(best[0]), int(best[1])), it, len(ids[0]))
+
+
+# ---------------------------------------------------------------- the sections
+
+def _exact(t, value: float) -> str:
+    return t(f"{S}.exactly_zero") if value == 0.0 else f"{value:.2e}"
+
+
+def mask_section(t, prompt: Prompt) -> None:
+    st.subheader(t(f"{S}.mask_title"))
+    c = model()[0].config
+    _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head)
+    leak = leak_test(prompt.ids)
+    if leak is None:
+        st.warning(t(f"{S}.mask_short"))
+        return
+    answer = 1 if leak.attention_diff == 0.0 and leak.logits_diff == 0.0 else 2
+    if not predict_then_reveal(t, f"{S}.leak", 3, answer, key="gpt_leak_predict"):
+        return
+    attention = prompt_pass(prompt.ids).attention
+    layers, heads, n = attention.shape[0], attention.shape[1], attention.shape[-1]
+    shown = min(n, MAP_TOKENS)
+    spec = model_view(prompt.tokens[:shown], layers, heads, (0, 0), layer_label=t(f"{S}.layer_short"),
+                      head_label=t(f"{S}.head_short"), query_label=t("common.axis_query"),
+                      key_label=t("common.axis_key"), value_label=t("common.weight"),
+                      title=t(f"{S}.maps_title", total=layers * heads, layers=layers, heads=heads))
+    st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps")
+    config = model()[0].config
+    group = config.n_head // config.n_kv_head
+    st.caption(t(f"{S}.maps_caption", shown=shown, n=n, kv=config.n_kv_head, group=group,
+                 groups=t.join(f"H{g * group}–H{g * group + group - 1}" for g in range(config.n_kv_head))))
+    cells, zeros = above_diagonal(attention)
+    st.markdown(t(f"{S}.zeros", cells=f"{cells:,}", zeros=f"{zeros:,}", maps=layers * heads))
+    tokens = shown_tokens([leak.old, leak.new])
+    st.markdown(t(f"{S}.leak_numbers", position=leak.position + 1, old=md_escape(tokens[0]), new=md_escape(tokens[1]),
+                  rows=leak.position, maps=layers * heads, attention=_exact(t, leak.attention_diff), logits=_exact(t, leak.logits_diff),
+                  own=f"{leak.later_changed:.2f}"))
+
+
+def twin_section(t) -> None:
+    st.subheader(t(f"{S}.twin_title"))
+    twin = twin_sentences()
+    data = texts()
+    answer = 1 if twin.it_diff == 0.0 else 2
+    if not predict_then_reveal(t, f"{S}.it", 3, answer, key="gpt_it_predict", tired=twin.words[0],
+                               wide=twin.words[1]):
+        return
+    st.markdown(t(f"{S}.it_numbers", diff=_exact(t, twin.it_diff), maps=twin.heads, tired=twin.words[0],
+                  wide=twin.words[1]))
+    layer, head = twin.best
+    name = f"L{layer}H{head}"
+    weights = twin.last_rows[:, layer, head, :]  # (sentence, noun)
+    show_plotly(figure_spec(grouped_bars, [f"“…{w}”" for w in twin.words],
+                            {data.nouns[0]: weights[:, 0], data.nouns[1]: weights[:, 1]},
+                            title=t(f"{S}.twin_chart", head=name), value_label=t("common.weight"), fmt=".2f"),
+                key="gpt_twin_bars")
+    st.markdown(t(f"{S}.flip_numbers", flips=twin.flips, heads=twin.heads, head=name, tired=twin.words[0],
+                  wide=twin.words[1], street=data.nouns[1], before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}"))
+    _explain(t, "encoder_decoder")

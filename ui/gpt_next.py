@@ -1,0 +1,173 @@
+"""Lesson 9's first sections: the real next-token distribution of the prompt, the sampling knobs on it (lesson 4's
+temperature, now on a real model), and generation token by token, streamed, seeded, with a Stop.
+
+Generation is made by the process's shared generation server (ui/gpt_serving.py) and read here token by token, each
+written as it comes; its tokens are kept in the session as they are made, so Stop (or any click, or leaving the page)
+ends the run where it is and the next run shows what was made. The reader cancels itself when the run ends, however it
+ends, and the server drops a generation nobody reads: nothing is left running.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import streamlit as st
+
+from attention_core.gpt_batching import GenerationError
+from attention_core.gpt_sampling import entropy_nats, sampling_probs
+from charts.gpt import next_token_bars
+from ui.common import data_table, explanation, md_escape, predict_then_reveal
+from ui.display import show_plotly
+from ui.figures import figure_spec
+from ui.gpt import S, Prompt, decode, model, prompt_pass, shown_tokens
+from ui.gpt_serving import stream_generation
+
+TOP = 10
+MAX_NEW_TOKENS = 40
+GENERATION = "gpt_generation"  # session state: the last generation (its request, its tokens, whether it finished)
+
+
+def _explain(t, key: str, **values) -> None:
+    explanation(t(f"{S}.{key}", **values))
+
+
+@dataclass(frozen=True)
+class Knobs:
+    temperature: float
+    top_k: int  # 0: off
+    top_p: float  # 1.0: off
+
+    def sampling(self) -> dict:
+        """-> the keyword arguments of attention_core.gpt_sampling (None: that knob off)."""
+        return {"temperature": self.temperature, "top_k": self.top_k or None,
+                "top_p": self.top_p if self.top_p < 1.0 else None}
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def distribution(ids: tuple[int, ...], knobs: Knobs) -> dict:
+    """The prompt's next-token distribution at temperature 1 and after the knobs: the top tokens, entropies, counts."""
+    logits = prompt_pass(ids).last_logits
+    plain = sampling_probs(logits)
+    knobbed = sampling_probs(logits, **knobs.sampling())
+    top = [int(i) for i in np.argsort(-plain, kind="stable")[:TOP]]
+    return {"top": top, "plain": plain[top].astype(float), "knobbed": knobbed[top].astype(float),
+            "h_plain": entropy_nats(plain), "h_knobbed": entropy_nats(knobbed),
+            "kept": int(np.count_nonzero(knobbed)), "vocab": int(plain.size),
+            "top_share": float(plain[top[0]])}
+
+
+def knobs(t) -> Knobs:
+    c_t, c_k, c_p = st.columns(3)
+    temperature = c_t.slider(t(f"{S}.temperature"), 0.05, 3.0, 1.0, 0.05, key="gpt_temperature", bind="query-params",
+                             help=t(f"{S}.temperature_help"))
+    top_k = c_k.slider(t(f"{S}.top_k"), 0, 200, 0, 1, key="gpt_top_k", bind="query-params", help=t(f"{S}.top_k_help"))
+    top_p = c_p.slider(t(f"{S}.top_p"), 0.05, 1.0, 1.0, 0.05, key="gpt_top_p", bind="query-params",
+                       help=t(f"{S}.top_p_help"))
+    return Knobs(float(temperature), int(top_k), float(top_p))
+
+
+def next_token_section(t, prompt: Prompt) -> Knobs:
+    """A prediction, then the top next tokens with their probabilities, the knobs acting on them and the entropy."""
+    st.subheader(t(f"{S}.next_title"))
+    _explain(t, "next_explain", vocab=f"{model()[0].config.vocab:,}")
+    share = distribution(prompt.ids, Knobs(1.0, 0, 1.0))["top_share"]
+    answer = 1 if share > 0.5 else (2 if share > 0.1 else 3)
+    if not predict_then_reveal(t, S, 3, answer, key="gpt_next_predict"):
+        return Knobs(1.0, 0, 1.0)
+    setting = knobs(t)
+    d = distribution(prompt.ids, setting)
+    labels = shown_tokens(d["top"])
+    show_plotly(figure_spec(next_token_bars, labels, d["plain"], d["knobbed"], title=t(f"{S}.next_chart", k=TOP),
+                            model_label=t(f"{S}.model_probs"), sampled_label=t(f"{S}.knob_probs"),
+                            value_label=t(f"{S}.probability")), key="gpt_next_bars")
+    st.markdown(t(f"{S}.next_numbers", token=md_escape(labels[0]), p=f"{d['plain'][0]:.1%}",
+                  p_knobbed=f"{d['knobbed'][0]:.1%}", h_plain=f"{d['h_plain']:.2f}", h_knobbed=f"{d['h_knobbed']:.2f}",
+                  kept=f"{d['kept']:,}", vocab=f"{d['vocab']:,}"))
+    _explain(t, "knobs_explain")
+    return setting
+
+
+# ---------------------------------------------------------------- generation
+
+@dataclass(frozen=True)
+class Request:
+    ids: tuple[int, ...]
+    knobs: Knobs
+    seed: int
+    new_tokens: int
+
+
+def stream(request: Request):
+    """-> yields (token id, the probability it had under the knobs), as the class's shared generation server makes
+    them (ui/gpt_serving.py: batched with every other student's, the same request always the same tokens; it stops at
+    <|im_end|>). A rerun, Stop or a page change ends this reader, and the server drops a generation nobody reads."""
+    cancel = threading.Event()
+    try:
+        yield from stream_generation(request.ids, **request.knobs.sampling(), seed=request.seed,
+                                     max_new_tokens=request.new_tokens, cancel=cancel)
+    finally:
+        cancel.set()
+
+
+def _show(out, prompt: Prompt, made: list[tuple[int, float]]) -> None:
+    """The prompt and what the model wrote after it, as plain text (every space and new line as written)."""
+    out.code(prompt.text + decode(tuple(i for i, _ in made)), language=None, wrap_lines=True)
+
+
+def _on_stop() -> None:
+    run = st.session_state.get(GENERATION)
+    if run is not None and not run["finished"]:
+        run["stopped"] = True
+
+
+def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
+    """Generate (seeded, streamed token by token) and Stop; the tokens made, each with the probability it had."""
+    st.subheader(t(f"{S}.gen_title"))
+    _explain(t, "gen_explain")
+    c_n, c_seed, c_go, c_stop = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
+    # kept over a visit to another page, so the generation the learner left is the one shown on return
+    new_tokens = c_n.slider(t(f"{S}.new_tokens"), 1, MAX_NEW_TOKENS, 20, key="gpt_new_tokens", bind="query-params",
+                            persist_state="session")
+    seed = c_seed.number_input(t("common.seed"), 0, 9999, 0, key="gpt_seed", bind="query-params",
+                               persist_state="session")
+    go = c_go.button(t(f"{S}.generate"), key="gpt_generate", type="primary", icon=":material/play_arrow:")
+    c_stop.button(t(f"{S}.stop"), key="gpt_stop", on_click=_on_stop, icon=":material/stop:")
+    request = Request(prompt.ids, setting, int(seed), int(new_tokens))
+    out = st.container(key="gpt_gen_out").empty()  # (the key names it for the browser tests)
+    if go:
+        run = {"request": request, "tokens": [], "finished": False, "stopped": False}
+        st.session_state[GENERATION] = run
+        try:
+            for token, prob in stream(request):
+                run["tokens"].append((token, prob))
+                _show(out, prompt, run["tokens"])
+        except GenerationError as exc:
+            st.warning(t(f"{S}.gen_error", detail=md_escape(str(exc))))
+        run["finished"] = True
+    run = st.session_state.get(GENERATION)
+    if run is None:
+        st.caption(t(f"{S}.gen_none"))
+        return
+    if run["request"] != request:
+        st.caption(t(f"{S}.gen_changed"))
+        return
+    made = run["tokens"]
+    _show(out, prompt, made)
+    st.caption(t(f"{S}.gen_text"))
+    if run["finished"]:
+        st.caption(t(f"{S}.gen_done", n=len(made), seed=request.seed))
+        if len(made) < request.new_tokens:  # the server stops at the end of an answer
+            st.caption(t(f"{S}.gen_eos", n=len(made)))
+    else:  # Stop, another click or a page change ended the run before its last token
+        st.warning(t(f"{S}.gen_stopped", n=len(made), total=request.new_tokens), icon=":material/stop_circle:")
+    if made:
+        table = pa.table({t(f"{S}.col_step"): list(range(1, len(made) + 1)),
+                          t(f"{S}.col_token"): shown_tokens([i for i, _ in made]),
+                          t(f"{S}.probability"): [round(p, 4) for _, p in made]})
+        data_table(table, hide_index=True, key="gpt_gen_table")
+        probs = np.array([p for _, p in made])
+        st.caption(t(f"{S}.gen_probs", low=f"{probs.min():.1%}", high=f"{probs.max():.1%}",
+                     below=int((probs < 0.5).sum()), n=len(made)))
