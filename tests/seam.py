@@ -46,7 +46,7 @@ def title_text(obj) -> str | None:
 
 def y_title(fig: dict, axis: str = "yaxis") -> str:
     """A y axis's title where the learner reads it: Plotly's own (turned 90°) or, on a Japanese page, the horizontal
-    label drawn upright above the axis instead (a paper annotation at the top of the axis's domain, not turned).
+    label drawn upright above the axis instead (an annotation at the top of the axis's domain, not turned).
     Exactly one of the two is drawn: a title shown twice, or neither, fails here."""
     own = title_text(fig["layout"].get(axis)) or ""
     yref = "y" + axis.removeprefix("yaxis") + " domain"
