@@ -44,6 +44,18 @@ def title_text(obj) -> str | None:
     return title.get("text") if isinstance(title, dict) else title
 
 
+def y_title(fig: dict, axis: str = "yaxis") -> str:
+    """A y axis's title where the learner reads it: Plotly's own (turned 90°) or, on a Japanese page, the horizontal
+    label drawn upright above the axis instead (an annotation at the top of the axis's domain, not turned).
+    Exactly one of the two is drawn: a title shown twice, or neither, fails here."""
+    own = title_text(fig["layout"].get(axis)) or ""
+    yref = "y" + axis.removeprefix("yaxis") + " domain"
+    above = [a for a in fig["layout"].get("annotations", ()) if a.get("yref") == yref and a.get("y") == 1
+             and a.get("yanchor") == "bottom" and not a.get("showarrow", True) and not a.get("textangle")]
+    assert len([t for t in [own, *(a.get("text") for a in above)] if t]) == 1, (axis, own, above)
+    return own or above[0]["text"]
+
+
 def heatmap(fig: dict) -> np.ndarray:
     """z of the figure's (first) heat-map trace, as drawn: z[i][j] is row i (y), column j (x)."""
     traces = [tr for tr in fig["data"] if tr.get("type") == "heatmap"]
@@ -68,7 +80,7 @@ def assert_attention_map(fig: dict, weights, row_labels, col_labels, lang: str, 
     layout = fig["layout"]
     xaxis, yaxis = layout["xaxis"], layout["yaxis"]
     assert title_text(xaxis) == key, ("x axis", title_text(xaxis), "expected", key)
-    assert title_text(yaxis) == query, ("y axis", title_text(yaxis), "expected", query)
+    assert y_title(fig) == query, ("y axis", y_title(fig), "expected", query)
     assert yaxis.get("autorange") == "reversed", "the first query is the top row"
     row_at = dict(zip(yaxis["tickvals"], yaxis["ticktext"]))
     assert [row_at[i] for i in range(len(row_labels))] == [str(r) for r in row_labels]
@@ -127,7 +139,7 @@ def find_sentences(texts, key: str, lang: str) -> list[dict[str, str]]:
 
 
 def find_sentence(texts, key: str, lang: str) -> dict[str, str]:
-    """The fields of the one shown text that the locale sentence ``key`` wrote, e.g. {"top": "animal 77.1%"}."""
+    """The fields of the one shown text that the locale sentence ``key`` wrote, e.g. {"top": "animal 77.1 %"}."""
     hits = find_sentences(texts, key, lang)
     assert len(hits) == 1, (key, len(hits), strings(lang)[key][:120])
     return hits[0]
@@ -139,7 +151,7 @@ def texts(at) -> list[str]:
 
 
 def number(text: str) -> float:
-    """A number as the page writes it: '77.1%' -> 77.1, '−0.5' -> -0.5, '2,000' -> 2000, '1.7 × 10⁻⁷' -> 1.7e-7."""
+    """A number as the page writes it: '77.1 %' -> 77.1, '−0.5' -> -0.5, '2,000' -> 2000, '1.7 × 10⁻⁷' -> 1.7e-7."""
     text = text.strip().replace("−", "-").replace(",", "").replace("*", "").rstrip("%").strip()
     m = re.fullmatch(r"(-?[\d.]+) × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
     if m:

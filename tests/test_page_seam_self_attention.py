@@ -69,16 +69,17 @@ def test_maps_axes_titles_and_captions_show_the_hand_designed_heads(lang):
     row = heads[0][pronoun]
     order = sorted(range(len(tokens)), key=lambda j: (-row[j], j))[:3]
     sep = "、" if lang == "ja" else ", "
-    tops = [part.rsplit(" ", 1) for part in lines["top"].split(sep)]
-    assert [w.replace("\\", "") for w, _ in tops] == [tokens[j] for j in order]
-    np.testing.assert_allclose([number(p) for _, p in tops], [100 * row[j] for j in order], atol=0.05)
+    tops = [re.fullmatch(r"(.+) (\d+\.\d %)", part) for part in lines["top"].split(sep)]  # "animal 77.1 %"
+    assert all(tops), ("each of the top three is a word and its share written as 77.1 %", lines["top"])
+    assert [m.group(1).replace("\\", "") for m in tops] == [tokens[j] for j in order]
+    np.testing.assert_allclose([number(m.group(2)) for m in tops], [100 * row[j] for j in order], atol=0.05)
     assert int(lines["n"]) == len(tokens)
 
     # each head's caption: the pronoun's strongest key and its weight
     captions = [c.value for c in at.caption]
     for weights in heads:
         target = int(np.argmax(weights[pronoun]))
-        expected = f"{tokens[pronoun]} → {tokens[target]}: {weights[pronoun, target]:.1%}"
-        template = words["self_attention.head_caption"]
-        assert template.format(source=tokens[pronoun], target=tokens[target],
-                               weight=f"{weights[pronoun, target]:.1%}") in captions, (expected, captions)
+        share = f"{100 * weights[pronoun, target]:.1f} %"  # the locales' share style: a space before %
+        expected = words["self_attention.head_caption"].format(source=tokens[pronoun], target=tokens[target],
+                                                               weight=share)
+        assert expected in captions, (expected, captions)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.apptest_utils import assert_clean, open_page
-from tests.seam import figure, find_sentence, heatmap, number, strings, texts, title_text
+from tests.seam import figure, find_sentence, heatmap, number, strings, texts, title_text, y_title
 
 WORDS = "the cat sat on the warm mat".split()  # the page's default text (transformer_text)
 
@@ -45,7 +45,7 @@ def test_block_table_output_and_locality_hold(lang, glove):
     out = figure(at, "transformer_out_fig")
     assert title_text(out["layout"]) == w["transformer.out_title"]
     assert title_text(out["layout"]["xaxis"]) == w["transformer.axis_dim"]
-    assert title_text(out["layout"]["yaxis"]) == w["transformer.axis_token"]
+    assert y_title(out) == w["transformer.axis_token"]
     Y = heatmap(out)
     assert Y.shape == (n, d)
     np.testing.assert_allclose(Y.mean(axis=1), 0.0, atol=1e-6)
@@ -61,5 +61,5 @@ def test_block_table_output_and_locality_hold(lang, glove):
     assert_clean(at)
     pe = figure(at, "transformer_pe_fig")
     assert title_text(pe["layout"]["xaxis"]) == w["transformer.axis_dim"]
-    assert title_text(pe["layout"]["yaxis"]) == w["transformer.axis_position"]
+    assert y_title(pe) == w["transformer.axis_position"]
     np.testing.assert_allclose(heatmap(pe), encoding(n, d), atol=1e-6)
