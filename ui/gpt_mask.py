@@ -63,7 +63,7 @@ def above_diagonal(attention) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class TwinSentences:
+class MinimalPairSentences:
     words: tuple[str, str]  # the last word of each sentence
     it_diff: float  # max |difference| of the row of "it", over all 270 maps
     last_rows: np.ndarray  # (2, L, H, 2): the last word's weight on the two nouns, per sentence
@@ -75,11 +75,11 @@ class TwinSentences:
 
 
 @st.cache_resource(show_spinner=False)
-def twin_sentences() -> TwinSentences:
+def minimal_pair_sentences() -> MinimalPairSentences:
     data = texts()
-    first = data.twin_text
+    first = data.minimal_pair_text
     last_word = first.split()[-1]
-    second = first[: len(first) - len(last_word)] + data.twin_other
+    second = first[: len(first) - len(last_word)] + data.minimal_pair_other
     ids = [encode(first), encode(second)]
     tokens = shown_tokens(ids[0])
     it = tokens.index("·" + data.pronoun)
@@ -91,7 +91,7 @@ def twin_sentences() -> TwinSentences:
     flips = int((prefers[0] != prefers[1]).sum())
     growth = last[1, ..., 1] - last[0, ..., 1]
     best = np.unravel_index(int(np.argmax(growth)), growth.shape)
-    return TwinSentences((last_word, data.twin_other), it_diff, last, flips, int(growth.size),
+    return MinimalPairSentences((last_word, data.minimal_pair_other), it_diff, last, flips, int(growth.size),
                          (int(best[0]), int(best[1])), it, len(ids[0]))
 
 
@@ -132,23 +132,23 @@ def mask_section(t, prompt: Prompt) -> None:
                   own=f"{leak.later_changed:.2f}"))
 
 
-def twin_section(t) -> None:
-    st.subheader(t(f"{S}.twin_title"))
-    twin = twin_sentences()
+def minimal_pair_section(t) -> None:
+    st.subheader(t(f"{S}.minimal_pair_title"))
+    minimal_pair = minimal_pair_sentences()
     data = texts()
-    answer = 1 if twin.it_diff == 0.0 else 2
-    if not predict_then_reveal(t, f"{S}.it", 3, answer, key="gpt_it_predict", tired=twin.words[0],
-                               wide=twin.words[1]):
+    answer = 1 if minimal_pair.it_diff == 0.0 else 2
+    if not predict_then_reveal(t, f"{S}.it", 3, answer, key="gpt_it_predict", tired=minimal_pair.words[0],
+                               wide=minimal_pair.words[1]):
         return
-    st.markdown(t(f"{S}.it_numbers", diff=_exact(t, twin.it_diff), maps=twin.heads, tired=twin.words[0],
-                  wide=twin.words[1]))
-    layer, head = twin.best
+    st.markdown(t(f"{S}.it_numbers", diff=_exact(t, minimal_pair.it_diff), maps=minimal_pair.heads, tired=minimal_pair.words[0],
+                  wide=minimal_pair.words[1]))
+    layer, head = minimal_pair.best
     name = f"L{layer}H{head}"
-    weights = twin.last_rows[:, layer, head, :]  # (sentence, noun)
-    show_plotly(figure_spec(grouped_bars, [f"“…{w}”" for w in twin.words],
+    weights = minimal_pair.last_rows[:, layer, head, :]  # (sentence, noun)
+    show_plotly(figure_spec(grouped_bars, [f"“…{w}”" for w in minimal_pair.words],
                             {data.nouns[0]: weights[:, 0], data.nouns[1]: weights[:, 1]},
-                            title=t(f"{S}.twin_chart", head=name), value_label=t("common.weight"), fmt=".2f"),
-                key="gpt_twin_bars")
-    st.markdown(t(f"{S}.flip_numbers", flips=twin.flips, heads=twin.heads, head=name, tired=twin.words[0],
-                  wide=twin.words[1], street=data.nouns[1], before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}"))
+                            title=t(f"{S}.minimal_pair_chart", head=name), value_label=t("common.weight"), fmt=".2f"),
+                key="gpt_minimal_pair_bars")
+    st.markdown(t(f"{S}.flip_numbers", flips=minimal_pair.flips, heads=minimal_pair.heads, head=name, tired=minimal_pair.words[0],
+                  wide=minimal_pair.words[1], street=data.nouns[1], before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}"))
     _explain(t, "encoder_decoder")
