@@ -172,6 +172,10 @@ def model_card(t) -> None:
     names = [t(f"{S}.this_model")] + [name for name, _ in texts().sizes]
     show_plotly(figure_spec(model_sizes, names, [params] + [p for _, p in texts().sizes], title=t(f"{S}.sizes_title"),
                             value_label=t(f"{S}.parameters")), key="gpt_sizes")
+    st.caption(t("common.read_the_code", path=READABLE_CODE))
+
+
+READABLE_CODE = "attention_core/gpt.py"  # the forward pass a learner reads: one function per step, shapes in comments
 
 
 # ---------------------------------------------------------------- the prompt

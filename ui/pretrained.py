@@ -36,6 +36,7 @@ from ui.startup import register_startup
 from ui.streamlit_compat import return_freed_memory
 
 S = "pretrained"
+READABLE_CODE = "attention_core/bert_readable.py"  # the encoder a learner reads (the app runs bert.py, held to it)
 CUSTOM = "custom"
 RANKED_SHOWN = 12  # heads in the "find the head" bar chart (the table lists all of them)
 UNTRAINED_SEED = 0  # lesson 8's control: one seeded untrained copy, the same for every session
@@ -167,6 +168,7 @@ def model_or_message(t) -> bool:
     try:
         with st.spinner(t(f"{S}.loading")):
             _model()
+        st.caption(t("common.read_the_code", path=READABLE_CODE))
         return True
     except ModelUnavailable as exc:
         st.error(t(f"{S}.missing", command=INSTALL_COMMAND, detail=md_escape(str(exc))), icon=":material/download:")
