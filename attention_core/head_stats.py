@@ -18,6 +18,8 @@ API
 - ``rule_baseline(picks, answers) -> Count``: how often a fixed rule (the first noun, the previous word, the
   subject, ...) names the answer; ``first_of(candidates)``, ``previous_word(sources)`` make such picks.
 - ``head_name(index) -> "L{layer}H{head}"`` for an (L, H) index ("H{head}" for a flat one).
+- ``mean_interval(values, confidence=0.95) -> (mean, lo, hi)``: a Student-t interval of the mean of a continuous
+  score over items (a head's weight on its target, sequence by sequence), for scores that are not hits.
 """
 
 from __future__ import annotations
@@ -227,3 +229,15 @@ def first_of(candidates: Sequence[Sequence[int]]) -> list[int]:
 def previous_word(sources: Sequence[int]) -> list[int]:
     """Per item the source word index -> the word before it (the rule "the previous word")."""
     return [int(s) - 1 for s in sources]
+
+
+def mean_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
+    """values: (n,) one score per item -> (mean, lo, hi), the Student-t interval of the mean (lo = hi = mean for n = 1)."""
+    from scipy.stats import t as student_t  # (imported here: only the pages that rank continuous scores need it)
+
+    v = np.asarray(values, dtype=np.float64)
+    mean = float(v.mean())
+    if v.size < 2:
+        return mean, mean, mean
+    half = float(student_t.ppf((1 + confidence) / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return mean, mean - half, mean + half

@@ -204,3 +204,15 @@ def test_rule_baselines_against_a_loop():
 
 def test_head_name():
     assert hs.head_name((2, 9)) == "L2H9" and hs.head_name((4,)) == "H4"
+
+
+def test_mean_interval_is_the_textbook_t_interval():
+    # 8 scores; t(0.975, 7) = 2.364624 from a printed table, the rest by hand with the statistics module
+    import statistics
+
+    values = [0.81, 0.92, 0.88, 0.90, 0.85, 0.95, 0.87, 0.89]
+    mean, lo, hi = hs.mean_interval(values)
+    half = 2.364624 * statistics.stdev(values) / math.sqrt(len(values))
+    assert mean == pytest.approx(statistics.fmean(values))
+    assert (lo, hi) == (pytest.approx(mean - half, abs=1e-6), pytest.approx(mean + half, abs=1e-6))
+    assert hs.mean_interval([0.5]) == (0.5, 0.5, 0.5)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from attention_core import gpt
 from attention_core import gpt_heads as heads
+from attention_core import head_stats
 from attention_core.gpt_sampling import sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
@@ -31,13 +32,6 @@ MAX_NAME_TOKENS = 20  # a longer "name" is no name: the page asks for a shorter 
 
 def _explain(t, key: str, **values) -> None:
     explanation(t(f"{S}.{key}", **values))
-
-
-def _interval(values) -> tuple[float, float, float]:
-    """-> (mean, low, high): a normal 95 % interval of the mean over the sequences."""
-    v = np.asarray(values, dtype=np.float64)
-    half = 1.96 * v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else 0.0
-    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
 
 
 # ---------------------------------------------------------------- the study, once per process
@@ -72,9 +66,9 @@ def study() -> Study:
     previous = np.unravel_index(int(np.argmax(pick.previous_token.mean(axis=0))), mean.shape)
     return Study(
         SEQUENCES, sets.period, mean, (int(picked[0]), int(picked[1])),
-        _interval(score.induction[:, picked[0], picked[1]]), heads.heads_over(mean, STRONG),
+        head_stats.mean_interval(score.induction[:, picked[0], picked[1]]), heads.heads_over(mean, STRONG),
         float(control.induction.mean(axis=0).max()), heads.uniform_induction_score(sets.period),
-        (int(previous[0]), int(previous[1])), _interval(score.previous_token[:, previous[0], previous[1]]),
+        (int(previous[0]), int(previous[1])), head_stats.mean_interval(score.previous_token[:, previous[0], previous[1]]),
         heads.uniform_previous_token_score(2 * sets.period),
         (float(score.first_copy_loss.mean()), float(score.second_copy_loss.mean())),
         (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
