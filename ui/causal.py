@@ -23,7 +23,7 @@ from ui.common import (
     BOX_CHARS, MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes,
     md_escape, predict_then_reveal, text_limits,
 )
-from ui.display import show_plotly
+from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.i18n import sci
 from ui.links import url_selectbox
@@ -108,7 +108,8 @@ def section_scores(t, s: Sentence) -> None:
     show_plotly(figure_spec(masked_scores_heatmap, res["causal"].scores, s.words, title=t("causal.scores_title"),
                             value_label=t("causal.score_label"), masked_note=t("causal.masked_note"),
                             axis_titles=heatmap_axes(t)), key="causal_scores_fig")
-    st.caption(t("causal.scores_caption", masked=mask_facts(res)["masked"], total=n * n))
+    caption = "causal.scores_caption_touch" if on_touch_device() else "causal.scores_caption"  # no "hover"
+    st.caption(t(caption, masked=mask_facts(res)["masked"], total=n * n))
     csv_download(t("causal.download"), csv_text(tuple(s.words), s.X, s.seed), "causal_mask_matrices.csv",
                  "causal_download")
 

@@ -25,7 +25,7 @@ from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
 from ui.common import (
     csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal, presenting,
 )
-from ui.display import show_plotly
+from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.glove_sentence import DOCUMENT_A, Sentence, number, quoted
 from ui.glove_training import run_training, section_side_by_side
@@ -217,7 +217,7 @@ def section_cloud(t, s: Sentence, projection: Projection, trained: dict | None) 
     picks: raw (a), the projection (b) shows, or the head (d) trained (once there is one)."""
     words, X, qi = s.words, s.X, s.qi
     st.subheader(t("glove.c_header"))
-    explanation(t("glove.c_explain"))
+    explanation(t("glove.c_explain_touch" if on_touch_device() else "glove.c_explain"))  # no "hover"
     rows = {"raw": raw_weights(X, qi), "projected": projected_weights(X, qi, *projection)}
     if trained is not None:
         rows["trained"] = sentence_row(trained["W_q"], trained["W_k"], X, qi, trained["setting"]["context"])

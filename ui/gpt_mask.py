@@ -13,7 +13,7 @@ from attention_core import gpt
 from charts.gpt import grouped_bars
 from charts.pretrained import model_view, model_view_table
 from ui.common import explanation, md_escape, predict_then_reveal
-from ui.display import show_plotly
+from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
 
@@ -122,7 +122,8 @@ def mask_section(t, prompt: Prompt) -> None:
     st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps")
     config = model()[0].config
     group = config.n_head // config.n_kv_head
-    st.caption(t(f"{S}.maps_caption", shown=shown, n=n, kv=config.n_kv_head, group=group,
+    caption = f"{S}.maps_caption_touch" if on_touch_device() else f"{S}.maps_caption"  # no "hover" on a phone
+    st.caption(t(caption, shown=shown, n=n, kv=config.n_kv_head, group=group,
                  groups=t.join(f"H{g * group}–H{g * group + group - 1}" for g in range(config.n_kv_head))))
     cells, zeros = above_diagonal(attention)
     st.markdown(t(f"{S}.zeros", cells=f"{cells:,}", zeros=f"{zeros:,}", maps=layers * heads))

@@ -10,7 +10,7 @@ from attention_core.attention import MAX_SEED
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
 from ui.common import csv_download, heatmap_axes
-from ui.display import show_plotly
+from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.i18n import Translator
 
@@ -47,7 +47,7 @@ def section_demo(t: Translator) -> None:
     _, weights = scaled_dot_product_attention(Q, K, V)
     show_plotly(figure_spec(attention_heatmap, weights, DEMO_TOKENS, title=t("home.demo_caption"),
                             axis_titles=heatmap_axes(t), value_label=t("common.weight")), key="home_heatmap")
-    st.caption(t("home.demo_note"))
+    st.caption(t("home.demo_note_touch" if on_touch_device() else "home.demo_note"))  # no "hover"
     table = pd.DataFrame(weights, index=DEMO_TOKENS, columns=DEMO_TOKENS).rename_axis(t("common.axis_query"))
     with st.expander(t("home.table_title")):
         st.dataframe(table.round(4))

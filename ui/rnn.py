@@ -21,7 +21,7 @@ from ui.common import (
     BOX_CHARS, csv_download, data_table, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens,
     show_unknown, text_limits,
 )
-from ui.display import show_plotly
+from ui.display import on_touch_device, show_plotly
 from ui.i18n import Translator, sci
 from ui.links import url_selectbox
 
@@ -226,7 +226,7 @@ def show_influence(t, tokens: list[str], hidden: int, radius: float, seed: int, 
     view = influence_view(tuple(tokens), hidden, radius, seed, t.lang, kv)
     show_plotly(view["fig"], key="rnn_influence")
     st.caption(view["caption"])
-    explanation(t("rnn.fig1_note"), caption=True)
+    explanation(t("rnn.fig1_note_touch" if on_touch_device() else "rnn.fig1_note"), caption=True)  # no "hover"
     with st.expander(t("rnn.table_title")):
         norms = st.column_config.TextColumn(alignment="right")  # numbers written as text (powers of ten)
         data_table(view["table"], hide_index=True, column_config={t("rnn.col_rnn"): norms,

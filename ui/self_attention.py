@@ -116,7 +116,8 @@ def section_lines(t, preset_id: str, cutoff: float) -> int:
                           value_label=t(f"{S}.value_label"), query_label=t(f"{S}.query_label"),
                           key_label=t(f"{S}.key_label"))
         show_plotly(fig, key="sa_lines", on_select=_on_token_click, selection_mode="points")
-        st.caption(t(f"{S}.lines_caption", token=md_escape(tokens[sel]), pos=sel + 1, top=tops(tokens, row),
+        caption = f"{S}.lines_caption_touch" if on_touch_device() else f"{S}.lines_caption"  # no "hover"
+        st.caption(t(caption, token=md_escape(tokens[sel]), pos=sel + 1, top=tops(tokens, row),
                      shown=int(keep.sum()), n=n, mass=percent(row[keep].sum()), cutoff=percent(cutoff, 0)))
     with right:
         show_plotly(heat(coref, tokens, sel, title=t(f"{S}.heat_title"), value_label=t(f"{S}.value_label"),

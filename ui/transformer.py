@@ -24,7 +24,7 @@ from ui.common import (
     BOX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
     text_limits,
 )
-from ui.display import show_plotly
+from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.i18n import sci
 from ui.links import url_selectbox
@@ -121,8 +121,9 @@ def section_order(t, s: Sentence) -> None:
     show_plotly(figure_spec(feature_heatmap, pe, labels, title=t("transformer.pe_title"), value_label="PE",
                             axis_titles=(t("transformer.axis_dim"), t("transformer.axis_position"))),
                 key="transformer_pe_fig")
-    st.caption(t("transformer.pe_caption", values=t("transformer.pe_values", p1=f"{pe[1, 0]:.4f}", p1c=f"{pe[1, 1]:.4f}",
-                                                    last=d - 1, plast=f"{pe[n - 1, d - 1]:.4f}", pos=n - 1)))
+    caption = "transformer.pe_caption_touch" if on_touch_device() else "transformer.pe_caption"  # no "hover"
+    st.caption(t(caption, values=t("transformer.pe_values", p1=f"{pe[1, 0]:.4f}", p1c=f"{pe[1, 1]:.4f}",
+                                   last=d - 1, plast=f"{pe[n - 1, d - 1]:.4f}", pos=n - 1)))
     names = {"plain": t("transformer.mode_plain"), "positional": t("transformer.mode_positional")}
     moved = [labels[i] for i in check.perm]
     show_plotly(figure_spec(change_bars, moved, check.row_change, names, title=t("transformer.perm_title"),
