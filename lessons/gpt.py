@@ -16,9 +16,9 @@ from ui.gpt_next import generation_section, next_token_section
 t = translator()
 page_header(t, S, formula())
 if model_or_message(t):
-    model_card(t)
     prompt = prompt_picker(t)  # None (with a message shown): the sections that read the prompt are left out
     what_to_try(t, S)
+    model_card(t)  # what the model is, and how small next to chat models
     if prompt is not None:
         knobs = next_token_section(t, prompt)
         generation_section(t, prompt, knobs)

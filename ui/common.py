@@ -221,12 +221,13 @@ def bounded_slider(label: str, min_value, max_value, value, *, key: str, contain
     return (container or st).slider(label, min_value, max_value, value, key=key, **kwargs)
 
 
-def data_table(data, *, matrix: bool = False, **kwargs):
+def data_table(data, *, matrix: bool = False, wrap: bool = False, **kwargs):
     """A lesson's table: st.dataframe (sortable, scrollable), or in presenter mode st.table, whose HTML takes the
     projector's larger font and wraps to the column (a zoomed canvas grid would scroll its right-hand columns out of
     sight). The presenter table drops the grid's options (column_config, key). A ``matrix`` (a column per token or
-    per feature) stays a grid: numbers cannot wrap, so it scrolls sideways inside its frame."""
-    if presenting() and not matrix:
+    per feature) stays a grid: numbers cannot wrap, so it scrolls sideways inside its frame. A table of phrases
+    (``wrap``: many columns of words, as lesson 8's catalogue) is st.table in every mode, so it wraps to the column."""
+    if (presenting() or wrap) and not matrix:
         return st.table(data, hide_index=kwargs.get("hide_index"))
     return st.dataframe(data, **kwargs)
 

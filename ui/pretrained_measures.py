@@ -132,7 +132,7 @@ def catalogue_section(t) -> None:
     explanation(t(f"{S}.catalogue_explain"))
     with st.spinner(t(f"{S}.catalogue_running")):
         table = catalogue_table(t)
-    data_table(table, hide_index=True, key="pretrained_catalogue")
+    data_table(table, hide_index=True, wrap=True)  # seven columns of phrases: wrapped, never scrolled
     csv_download(t(f"{S}.catalogue_csv"), table, "pretrained_catalogue.csv", key="pretrained_catalogue_csv")
     sets = lesson_sets()
     st.caption(t(f"{S}.catalogue_caption", seed=UNTRAINED_SEED, agreement=len(sets.agreement),
