@@ -124,7 +124,7 @@ def induction_section(t) -> None:
     show_plotly(figure_spec(attention_heatmap, s.induction, [f"L{k}" for k in range(layers)],
                             [f"H{k}" for k in range(count)], title=t(f"{S}.induction_map", sequences=s.sequences),
                             value_label=t(f"{S}.score"), axis_titles=(t(f"{S}.head"), t(f"{S}.layer")),
-                            plot_width=420, height=620), key="gpt_induction_map")
+                            plot_width=420, height=26 * layers + 160), key="gpt_induction_map")  # a label per layer
     mean, low, high = s.picked_score
     p_mean, p_low, p_high = s.previous_score
     st.markdown(t(f"{S}.induction_numbers", head=f"L{s.picked[0]}H{s.picked[1]}", score=f"{mean:.2f}",
