@@ -94,10 +94,12 @@ def test_no_chart_title_or_label_is_cut_or_overlapping(sized, presenter, app_url
 def test_the_sampling_temperature_slider_runs_in_the_browser(page, app_url):
     open_page(page, app_url, "", "lang=en")
     open_page(page, app_url, "scaling", "lang=en")
-    chart = page.locator(".js-plotly-plot").last
+    # the temperature chart by its title (a busy machine may not have drawn the page's last chart yet)
+    chart = page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text="τ = "))
+    expect(chart).to_have_count(1, timeout=60_000)
     chart.scroll_into_view_if_needed()
     title = chart.locator(".gtitle")
-    expect(title).to_contain_text("τ = 1 ")
+    expect(title).to_contain_text("τ = 1 ", timeout=30_000)
     before = chart.evaluate("el => Array.from(el._fullData[0].y)")
     rail = chart.locator("g.slider-group rect.slider-rail-rect").first
     box = rail.bounding_box()
