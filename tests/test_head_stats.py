@@ -71,16 +71,17 @@ def test_split_by_strata_keeps_each_stratum_halved():
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(st.integers(2, 60), st.sampled_from([0.5, 1 / 3, 0.25, 0.6]), st.integers(1, 3))
+@given(st.integers(3, 60), st.sampled_from([0.5, 1 / 3, 0.25, 0.6]), st.integers(1, 3))
 def test_split_is_a_fixed_partition(n, fraction, n_strata):
+    # (each stratum gets at least 3 items: with 2, a fraction over 1/2 picks both and the split is refused, as tested below)
     strata = [i % n_strata for i in range(n)]
-    a = hs.split(n, fraction, strata if n >= 2 * n_strata else None)
-    b = hs.split(n, fraction, strata if n >= 2 * n_strata else None)
+    a = hs.split(n, fraction, strata if n >= 3 * n_strata else None)
+    b = hs.split(n, fraction, strata if n >= 3 * n_strata else None)
     assert a == b
     assert sorted(a.pick_idx + a.score_idx) == list(range(n)) and not set(a.pick_idx) & set(a.score_idx)
 
 
-@pytest.mark.parametrize("args", [(1,), (5, 0.0), (5, 1.0), (4, 0.5, [0, 1])])
+@pytest.mark.parametrize("args", [(1,), (5, 0.0), (5, 1.0), (4, 0.5, [0, 1]), (2, 0.6)])
 def test_split_refuses_what_cannot_be_split(args):
     with pytest.raises(ValueError):
         hs.split(*args)
