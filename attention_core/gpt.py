@@ -35,6 +35,7 @@ class GPTOutput:
 
     logits: np.ndarray
     attention: np.ndarray
+    hidden: np.ndarray | None = None  # (n, d): every row after the final norm, so logits = lm_head(hidden, embedding)
 
 
 class KVCache:
@@ -193,11 +194,12 @@ def attention_block(x: np.ndarray, weights: GPTWeights, layer: int, caches: list
 
 
 def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all_logits: bool = False,
-        keep_maps: bool = False) -> tuple[np.ndarray, list]:
+        keep_maps: bool = False, keep_hidden: bool = False) -> tuple:
     """Add chunks[b] (token ids) to caches[b], every sequence in one pass over the weights.
 
     -> logits: (sum n_b, V) for every new row if all_logits else (B, V) for each chunk's last token;
-       maps[b]: (L, H, n_b, t_b) float32 if keep_maps else None."""
+       maps[b]: (L, H, n_b, t_b) float32 if keep_maps else None;
+       and with keep_hidden a third value: every new row after the final norm (sum n_b, d)."""
     c = weights.config
     if len(chunks) != len(caches) or any(len(ids) == 0 for ids in chunks):
         raise ValueError("one non-empty chunk of ids per cache is needed")
@@ -225,17 +227,21 @@ def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all
     for cache, chunk in zip(caches, chunks):
         cache.length += len(chunk)
 
-    rows = x if all_logits else x[ends - 1]
-    logits = lm_head(rms_norm(rows, weights.output_norm, c.norm_eps), weights.embedding)
+    rows = x if all_logits or keep_hidden else x[ends - 1]
+    hidden = rms_norm(rows, weights.output_norm, c.norm_eps)
+    scored = hidden[ends - 1] if keep_hidden and not all_logits else hidden  # the rows whose logits are asked for
+    logits = lm_head(scored, weights.embedding)
     per_sequence = [np.stack([layer_maps[layer][b] for layer in range(c.n_layer)]) if keep_maps else None
                     for b in range(len(chunks))]
+    if keep_hidden:
+        return logits, per_sequence, hidden
     return logits, per_sequence
 
 
 # ---------------------------------------------------------------- the API
 
 def forward(weights: GPTWeights, ids, all_logits: bool = True) -> GPTOutput:
-    """ids: (n,) -> GPTOutput(logits (n, V), attention (L, H, n, n)): the full pass, every map kept.
+    """ids: (n,) -> GPTOutput(logits (n, V), attention (L, H, n, n), hidden (n, d)): the full pass, every map kept.
 
     all_logits=False: logits (1, V) for the last token only (the LM head's (n, V) product is a fifth of the pass).
     At most MAX_MAP_TOKENS tokens (the maps grow as n^2: 283 MB at 512)."""
@@ -243,8 +249,8 @@ def forward(weights: GPTWeights, ids, all_logits: bool = True) -> GPTOutput:
         raise ValueError(f"{len(ids)} tokens: every attention map is kept for at most {MAX_MAP_TOKENS} tokens "
                          f"(use prefill for the next token of a longer text)")
     cache = KVCache(weights.config, capacity=len(ids))
-    logits, maps = run(weights, [cache], [list(ids)], all_logits=all_logits, keep_maps=True)
-    return GPTOutput(logits, maps[0])
+    logits, maps, hidden = run(weights, [cache], [list(ids)], all_logits=all_logits, keep_maps=True, keep_hidden=True)
+    return GPTOutput(logits, maps[0], hidden)
 
 
 def prefill(weights: GPTWeights, ids) -> tuple[np.ndarray, KVCache]:

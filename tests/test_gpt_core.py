@@ -150,6 +150,19 @@ def test_next_token_logits_and_attention_maps_are_the_full_pass(model, short):
     np.testing.assert_allclose(logits, out.logits[-1], rtol=0, atol=1e-4)
 
 
+def test_the_hidden_rows_give_every_logit_of_the_full_pass(model, short):
+    """forward(all_logits=False) keeps the final normed rows: the LM head on them is the all-logits pass, row by row
+    and bit for bit (the same product shapes), and a hand-written RMSNorm + tied head agrees in float64."""
+    weights, _ = model
+    ids, out = short
+    last = gpt.forward(weights, ids, all_logits=False)
+    assert last.logits.shape == (1, weights.config.vocab) and last.hidden.shape == (len(ids), weights.config.d_model)
+    assert np.array_equal(gpt.lm_head(last.hidden, weights.embedding), out.logits)
+    assert np.array_equal(last.attention, out.attention)
+    by_hand = np.asarray(last.hidden, dtype=np.float64) @ np.asarray(weights.embedding, dtype=np.float64).T
+    np.testing.assert_allclose(by_hand, out.logits, rtol=0, atol=1e-3)
+
+
 def test_the_capital_of_france():
     logits = gpt.next_token_logits("The capital of France is")
     probs = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()

@@ -202,6 +202,28 @@ def test_the_mask_numbers_and_the_leak_test(lang):
     assert len(at.get("vega_lite_chart")) == 1
 
 
+def test_the_leak_tests_second_pass_runs_only_for_a_learner_who_answered(monkeypatch):
+    """The changed text's full pass (the experiment that settles the leak question) is not paid on every new prompt:
+    it runs when the learner answers, once."""
+    calls = []
+    real = gpt.forward
+
+    def counting(weights, ids, all_logits=True):
+        calls.append(tuple(int(i) for i in ids))
+        return real(weights, ids, all_logits)
+
+    monkeypatch.setattr(gpt, "forward", counting)
+    text = "The leak test runs only when a learner asks for it, here"  # a prompt no other test or start-up reads
+    at = custom(text)
+    assert_clean(at)
+    changed = ids_of(text)[:-1] + (ids_of(" zebra")[0],)
+    assert tuple(ids_of(text)) in calls and changed not in calls
+    at.radio(key="gpt_leak_predict").set_value(1).run()
+    assert_clean(at)
+    assert calls.count(changed) == 1
+    assert [m for m in shown(at) if m.count(strings("en")["exactly_zero"]) == 2 and "zebra" in m]
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_it_cannot_see_tired_or_wide_and_the_last_word_can(lang):
     at = answered(lang)
@@ -367,3 +389,13 @@ def test_japanese_becomes_byte_pieces_and_decodes_back(lang):
     assert gpt.default_model()[1].decode(list(ids)) == text
     line = [m for m in shown(at) if f"**{len(ids)} " in m and text in m]
     assert len(line) == 1 and "E6 97" in line[0]
+
+
+def test_lesson_9_registers_its_start_up_work():
+    """The study, the famous sentence, Japanese and the default prompt are computed by the start-up thread, not by
+    the first student who opens the page (or the summary)."""
+    import ui.gpt_circuits as lesson
+    from ui import startup
+
+    assert "ui.gpt_circuits" in startup.STARTUP_MODULES
+    assert lesson.WARM is startup.register_startup("gpt-lesson", lambda: None)  # registered once

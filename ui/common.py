@@ -12,6 +12,7 @@ import hashlib
 import logging
 import pickle
 import re
+from typing import Callable
 
 import streamlit as st
 
@@ -84,8 +85,12 @@ def what_to_try(t: Translator, section: str, **values) -> None:
     st.info(t(key, **values), icon=TRY_ICON)
 
 
-def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int, key: str, **values) -> bool:
+def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int | Callable[[], int], key: str,
+                        **values) -> bool:
     """Ask locales' ``<section>.predict_q`` with options ``predict_1..n``; True once the learner has answered.
+
+    ``answer`` may be a function: it is called only once the learner has answered, so an experiment that settles the
+    question (a model pass) runs only for a learner who asked for it.
 
     ``values`` fill the question's texts (a page whose question names the learner's own words). The page shows the
     figure that settles the question only after this returns True. The answer lasts for the session
@@ -110,6 +115,8 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
             st.caption(t("common.predict_hint"))
             return False
         gap = "" if t.lang == "ja" else " "  # (Japanese puts no space after 。)
+        if callable(answer):
+            answer = answer()
         if choice == answer:
             st.success(t("common.predict_right") + gap + say(f"{section}.predict_why"))
         else:

@@ -17,7 +17,7 @@ from attention_core import gpt
 from attention_core.gpt_weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
-from ui.common import BOX_CHARS, MAX_CHARS, explanation, md_escape
+from ui.common import BOX_CHARS, MAX_CHARS, explanation, guarded_fragment, md_escape
 from ui.links import url_selectbox
 from ui.display import show_plotly
 from ui.figures import figure_spec
@@ -99,10 +99,12 @@ def decode(ids: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class PromptPass:
-    """One prompt through the model: attention (L, H, n, n) float32 and the last position's logits (V,)."""
+    """One prompt through the model: attention (L, H, n, n) float32, the last position's logits (V,) and every row
+    after the final norm (n, d), from which any earlier position's logits are one product away."""
 
     attention: np.ndarray
     last_logits: np.ndarray
+    hidden: np.ndarray
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -113,7 +115,9 @@ def prompt_pass(ids: tuple[int, ...], trained: bool = True) -> PromptPass:
     attention.setflags(write=False)
     logits = np.asarray(out.logits[-1], dtype=np.float32)
     logits.setflags(write=False)
-    return PromptPass(attention, logits)
+    hidden = np.asarray(out.hidden, dtype=np.float32)
+    hidden.setflags(write=False)
+    return PromptPass(attention, logits, hidden)
 
 
 def model_or_message(t) -> bool:
@@ -240,6 +244,7 @@ def japanese_facts() -> dict:
             "round_trip": decode(ids) == text, "top": top}
 
 
+@guarded_fragment
 def japanese_section(t) -> None:
     st.subheader(t(f"{S}.ja_title"))
     facts = japanese_facts()

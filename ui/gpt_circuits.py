@@ -18,11 +18,12 @@ from attention_core import head_stats
 from attention_core.gpt_sampling import sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
-from ui.common import MAX_CHARS, data_table, explanation, md_escape, predict_then_reveal
+from ui.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.display import show_plotly
 from ui.figures import figure_spec
-from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts, untrained
-from ui.gpt_next import Knobs, Request, stream
+from ui.gpt import S, Prompt, encode, japanese_facts, model, prompt_pass, shown_tokens, texts, untrained
+from ui.gpt_mask import leak_test, minimal_pair_sentences
+from ui.startup import register_startup
 
 SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
 PERIOD = 20  # random tokens per copy
@@ -77,6 +78,7 @@ def study() -> Study:
 
 # ---------------------------------------------------------------- sinks
 
+@guarded_fragment
 def sink_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.sink_title"))
     n = len(prompt.ids)
@@ -104,6 +106,7 @@ def sink_section(t, prompt: Prompt) -> None:
 
 # ---------------------------------------------------------------- induction heads
 
+@guarded_fragment
 def induction_section(t) -> None:
     st.subheader(t(f"{S}.induction_title"))
     _explain(t, "induction_explain", period=PERIOD)
@@ -148,15 +151,39 @@ def copied_name(name: str) -> dict | None:
     starts = [i for i in range(len(ids) - len(piece) + 1) if ids[i:i + len(piece)] == piece]
     if len(starts) < 2 or len(piece) < 2:
         return None
-    logits = gpt.forward(model()[0], list(ids)).logits
+    weights = model()[0]
+    logits = gpt.forward(weights, list(ids)).logits
     rows = []
     for k in range(1, len(piece)):
         p1 = sampling_probs(logits[starts[0] + k - 1])[piece[k]]
         p2 = sampling_probs(logits[starts[1] + k - 1])[piece[k]]
         rows.append((piece[k], float(p1), float(p2)))
-    greedy = Request(ids[:starts[1] + 1], Knobs(1.0, 1, 1.0), 0, len(piece) - 1)
-    written = tuple(token for token, _ in stream(greedy))
+    written = greedy_continuation(weights, list(ids[:starts[1] + 1]), logits[starts[1]:], ids[starts[1] + 1:],
+                                  len(piece) - 1)
     return {"rows": rows, "written": written, "expected": piece[1:], "text": data.copy_template.replace("{name}", name)}
+
+
+def greedy_continuation(weights, prefix: list[int], known_logits: np.ndarray, known_next: tuple[int, ...],
+                        count: int) -> tuple[int, ...]:
+    """-> the ``count`` tokens greedy decoding writes after ``prefix``. known_logits[k] (V,) are the model's scores
+    after prefix + known_next[:k] (a pass already made): while the greedy token is the known next one, the pass that
+    made known_logits already holds the next scores (the mask: later tokens change no earlier row); from the first
+    other token on, the continuation is decoded step by step with the KV cache."""
+    written: list[int] = []
+    for k in range(count):
+        token = int(np.argmax(known_logits[k]))
+        written.append(token)
+        if k >= len(known_next) or token != known_next[k]:
+            break
+    else:
+        return tuple(written)
+    if len(written) < count:
+        step_logits, cache = gpt.prefill(weights, prefix + written)
+        while len(written) < count:
+            written.append(int(np.argmax(step_logits)))
+            if len(written) < count:
+                step_logits = gpt.decode_step(weights, [cache], [written[-1]])[0]
+    return tuple(written)
 
 
 def copy_section(t) -> None:
@@ -183,3 +210,24 @@ def copy_section(t) -> None:
     st.markdown(t(f"{S}.copy_numbers", first=f"{np.mean([r[1] for r in rows]):.1%}",
                   second=f"{np.mean([r[2] for r in rows]):.1%}", written=md_escape("".join(shown_tokens(result["written"]))),
                   right=right, total=len(result["expected"])))
+
+
+# ---------------------------------------------------------------- start-up work
+
+def warm_lesson() -> None:
+    """What every visitor of lesson 9 (and the summary's induction claim) reads at the defaults, computed once per
+    process by the start-up thread while the first visitors read: the repeated-sequence study, the famous sentence,
+    Japanese, and the default prompt's pass, leak test and copied name. Each lands in its own st.cache_* entry, so
+    a page that asks first waits for the same computation instead of starting another."""
+    study()
+    minimal_pair_sentences()
+    japanese_facts()
+    data = texts()
+    ids = encode(data.presets[0][1])
+    prompt_pass(ids)
+    if len(ids) >= 2:
+        leak_test(ids)
+    copied_name(data.copy_name)
+
+
+WARM = register_startup("gpt-lesson", warm_lesson)

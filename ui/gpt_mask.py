@@ -12,7 +12,7 @@ import streamlit as st
 from attention_core import gpt
 from charts.gpt import grouped_bars
 from charts.pretrained import model_view, model_view_table
-from ui.common import explanation, md_escape, predict_then_reveal
+from ui.common import explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.display import on_touch_device, show_plotly
 from ui.figures import figure_spec
 from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
@@ -38,19 +38,20 @@ class Leak:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def leak_test(ids: tuple[int, ...]) -> Leak | None:
-    """The last token replaced by another: the earlier rows of all maps and the earlier logits, both passes in full."""
-    if len(ids) < 2:
-        return None
+def leak_test(ids: tuple[int, ...]) -> Leak:
+    """The last token replaced by another and the changed text run again in full (a pass of its own, no cache):
+    its earlier rows of all maps and its earlier logits against the prompt's pass (``prompt_pass``, computed once).
+    ids: at least 2 tokens."""
     new = encode(REPLACEMENT)[0]
     if new == ids[-1]:
         new = encode(" apple")[0]
     changed = ids[:-1] + (new,)
     weights = model()[0]
-    a, b = gpt.forward(weights, list(ids)), gpt.forward(weights, list(changed))
+    a, b = prompt_pass(ids), gpt.forward(weights, list(changed))
+    a_logits = gpt.lm_head(a.hidden, weights.embedding)  # every row, as b's pass computes them: the same products
     j = len(ids) - 1
     return Leak(j, ids[-1], new, float(np.abs(a.attention[..., :j, :] - b.attention[..., :j, :]).max()),
-                float(np.abs(a.logits[:j] - b.logits[:j]).max()),
+                float(np.abs(a_logits[:j] - b.logits[:j]).max()),
                 float(np.abs(a.attention[..., j, :] - b.attention[..., j, :]).max()))
 
 
@@ -101,17 +102,22 @@ def _exact(t, value: float) -> str:
     return t(f"{S}.exactly_zero") if value == 0.0 else f"{value:.2e}"
 
 
+@guarded_fragment
 def mask_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.mask_title"))
     c = model()[0].config
     _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head)
-    leak = leak_test(prompt.ids)
-    if leak is None:
+    if len(prompt.ids) < 2:
         st.warning(t(f"{S}.mask_short"))
         return
-    answer = 1 if leak.attention_diff == 0.0 and leak.logits_diff == 0.0 else 2
+
+    def answer() -> int:  # the leak test's second pass runs only once the learner has answered
+        leak = leak_test(prompt.ids)
+        return 1 if leak.attention_diff == 0.0 and leak.logits_diff == 0.0 else 2
+
     if not predict_then_reveal(t, f"{S}.leak", 3, answer, key="gpt_leak_predict"):
         return
+    leak = leak_test(prompt.ids)
     attention = prompt_pass(prompt.ids).attention
     layers, heads, n = attention.shape[0], attention.shape[1], attention.shape[-1]
     shown = min(n, MAP_TOKENS)
@@ -133,6 +139,7 @@ def mask_section(t, prompt: Prompt) -> None:
                   own=f"{leak.later_changed:.2f}"))
 
 
+@guarded_fragment
 def minimal_pair_section(t) -> None:
     st.subheader(t(f"{S}.minimal_pair_title"))
     minimal_pair = minimal_pair_sentences()

@@ -5,7 +5,8 @@
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
 - in one background thread, while the first visitors read: the work lessons register with
   ``register_startup(name, fn)`` (each lesson's ui module, imported by that thread in ``STARTUP_MODULES`` order:
-  lesson 8's results on its built-in sentences, then lesson 4's seed-independent table), run in registration
+  lesson 8's results on its built-in sentences, lesson 4's seed-independent table, then lesson 9's shared results
+  and default prompt), run in registration
   order, then everything alive moved out of the cyclic GC (``gc.freeze``, as below); Streamlit's emoji pattern is
   compiled first. ``register_startup`` returns the work's ``Background``: a page that asks for its value before it
   is ready waits for the same computation (started then if need be).
@@ -27,7 +28,7 @@ import streamlit as st
 from attention_core.glove import load_glove
 from ui.streamlit_compat import compile_emoji_pattern, freeze_process_objects, skip_file_watchers_on_resume
 
-STARTUP_MODULES = ("ui.pretrained", "ui.scaling")  # the ui modules that register start-up work, in this order
+STARTUP_MODULES = ("ui.pretrained", "ui.scaling", "ui.gpt_circuits")  # the ui modules that register start-up work, in this order
 
 
 class Background:
