@@ -152,14 +152,12 @@ def copied_name(name: str) -> dict | None:
     if len(starts) < 2 or len(piece) < 2:
         return None
     weights = model()[0]
-    logits = gpt.forward(weights, list(ids)).logits
-    rows = []
-    for k in range(1, len(piece)):
-        p1 = sampling_probs(logits[starts[0] + k - 1])[piece[k]]
-        p2 = sampling_probs(logits[starts[1] + k - 1])[piece[k]]
-        rows.append((piece[k], float(p1), float(p2)))
-    written = greedy_continuation(weights, list(ids[:starts[1] + 1]), logits[starts[1]:], ids[starts[1] + 1:],
-                                  len(piece) - 1)
+    hidden = gpt.forward(weights, list(ids), all_logits=False).hidden
+    m = len(piece) - 1  # the name's tokens after its first, each scored where it is next
+    first, second = (gpt.lm_head(hidden[start:start + m], weights.embedding) for start in starts[:2])  # (m, V) each
+    rows = [(piece[k], float(sampling_probs(first[k - 1])[piece[k]]), float(sampling_probs(second[k - 1])[piece[k]]))
+            for k in range(1, len(piece))]
+    written = greedy_continuation(weights, list(ids[:starts[1] + 1]), second, ids[starts[1] + 1:], m)
     return {"rows": rows, "written": written, "expected": piece[1:], "text": data.copy_template.replace("{name}", name)}
 
 
