@@ -4,8 +4,8 @@
     .venv/bin/python -m bench.bench_gpt --parts maps,one --repeats 5
     .venv/bin/python -m bench.bench_gpt --parts class --students 40 --blas-threads 2
 
-Parts: `maps` a new prompt of 12 and 40 tokens through gpt.forward with all 270 maps (one BLAS thread; wall and
-the thread's CPU time, p50 / p95); `steps` one model step for 1, 10 and 40 sequences (what batching buys); `one` one
+Parts: `maps` a new prompt of 12 and 40 tokens through gpt.forward with all 270 maps, with the last position's
+logits (the page's prompt_pass) and with every position's (one BLAS thread; wall and the thread's CPU time, p50 / p95); `steps` one model step for 1, 10 and 40 sequences (what batching buys); `one` one
 student's 20 tokens through the generation server (tokens/s); `same` 40 students pressing generate on the same
 prompt at once (how many prompts the model started: 1 = computed once); `class` 40 students generating 20 tokens
 from 40 different prompts at once (time to first token and to the last, per student); `memory` two processes with
@@ -63,16 +63,18 @@ def bench_maps(repeats: int) -> None:
     weights, tokenizer = model()
     text = " ".join(class_prompts(12))
     ids_all = tokenizer.encode(text)
-    for n in (12, 40):
-        walls, cpus = [], []
-        for r in range(repeats):
-            ids = ids_all[r % 5: r % 5 + n]  # a different prompt each time: the pass is never cached
-            wall, cpu = time.perf_counter(), time.thread_time()
-            out = gpt.forward(weights, ids)
-            cpus.append((time.thread_time() - cpu) * 1000)
-            walls.append((time.perf_counter() - wall) * 1000)
-        print(f"maps: new prompt of {n} tokens, all {out.attention.shape[0] * out.attention.shape[1]} maps: "
-              f"thread CPU ms {percentiles(cpus)} | wall ms {percentiles(walls)}  [{load_line()}]", flush=True)
+    for all_logits, what in ((False, "the last position's logits (what the page runs)"), (True, "every logit")):
+        for n in (12, 40):
+            walls, cpus = [], []
+            for r in range(repeats):
+                ids = ids_all[r % 5: r % 5 + n]  # a different prompt each time: the pass is never cached
+                wall, cpu = time.perf_counter(), time.thread_time()
+                out = gpt.forward(weights, ids, all_logits=all_logits)
+                cpus.append((time.thread_time() - cpu) * 1000)
+                walls.append((time.perf_counter() - wall) * 1000)
+            print(f"maps: new prompt of {n} tokens, all {out.attention.shape[0] * out.attention.shape[1]} maps and "
+                  f"{what}: thread CPU ms {percentiles(cpus)} | wall ms {percentiles(walls)}  [{load_line()}]",
+                  flush=True)
 
 
 def bench_steps(repeats: int) -> None:

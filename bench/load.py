@@ -227,6 +227,8 @@ async def sample_memory(read: Callable[[], dict], t0: float, stop: asyncio.Event
         now = time.perf_counter()
         if mem:
             sample = {"t": round(now - t0, 2), "rss_mb": round(mem["VmRSS"] / 2**20, 1)}
+            if "RssAnon" in mem:  # private memory; the rest of RSS is files mapped from the shared page cache
+                sample["private_mb"] = round(mem["RssAnon"] / 2**20, 1)
             if mem.get("cpu_s") is not None:
                 if last is not None:
                     sample["cpu_pct"] = round(100 * (mem["cpu_s"] - last[1]) / max(now - last[0], 1e-6))

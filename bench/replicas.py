@@ -117,6 +117,10 @@ def markdown(res: dict) -> str:
         a = s["interactions"]
         lines.append(f"| {label} | {s['students']} | {s['runs']} | {fmt(s['runs_per_s'], 2)} "
                      f"| {fmt(a['p50_ms'])} | {fmt(a['p95_ms'])} | {fmt(a['p99_ms'])} | {s['errors']} |")
+        if s.get("interactions_long", {}).get("n"):
+            b = s["interactions_short"]
+            lines.append(f"| ... without long actions ({', '.join(s['long_actions'])}) | | {b['n']} | "
+                         f"| {fmt(b['p50_ms'])} | {fmt(b['p95_ms'])} | {fmt(b['p99_ms'])} | |")
     if base:
         ratio = (lb["runs_per_s"] / base["runs_per_s"]) if base["runs_per_s"] else None
         lines += ["", f"Throughput through {name} / one replica: {fmt(ratio, 2)}x "
@@ -201,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     for raw in (base_raw, lb_raw):
         if raw:
             raw["records"] = [r.__dict__ for r in raw["records"]]
+            raw["long_actions"] = list(report.LONG_ACTIONS)
     metrics = {u: {k: after[u].get(k, 0) - (0 if k == "active_sessions" else before[u].get(k, 0)) for k in after[u]}
                for u in after}
     res = {

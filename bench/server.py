@@ -35,13 +35,14 @@ def free_port() -> int:
 
 
 def read_proc_status(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM (peak RSS) of a process in bytes, from /proc/<pid>/status ({} if it is gone)."""
+    """VmRSS, VmHWM (peak RSS), RssAnon (private) and RssFile (memory-mapped files, e.g. the GPT's weights, which every
+    process maps from the same page cache) of a process in bytes, from /proc/<pid>/status ({} if it is gone)."""
     values = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 key, _, rest = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                     values[key] = int(rest.split()[0]) * 1024
     except (FileNotFoundError, ProcessLookupError, ValueError):
         return {}

@@ -181,6 +181,28 @@ def test_guided_summary_keeps_long_actions_and_skips_apart():
     assert "gone x2" in "\n".join(guided.markdown(s))
 
 
+def test_the_load_summary_keeps_long_actions_apart_and_reads_private_memory():
+    from bench import report
+
+    def rec(kind, widget, ms):
+        return {"t": 0, "student": 0, "kind": kind, "page": "/gpt", "widget": widget, "latency_ms": ms,
+                "bytes": 10, "errors": [], "fragment": False, "error_alerts": 0}
+    records = [rec("open", "", 900)] + [rec("widget", "gpt_seed", ms) for ms in (10, 20, 30)] + \
+        [rec("widget", "gpt_generate", 2500)]
+    raw = {"config": {"students": 1, "duration_s": 1, "think_s": 1, "ramp_s": 0}, "records": records,
+           "student_errors": [], "long_actions": ["gpt_generate"],
+           "memory": [{"t": 0, "rss_mb": 1500.0, "private_mb": 400.0}, {"t": 1, "rss_mb": 1510.0, "private_mb": 420.0}]}
+    s = report.load_summary(raw)
+    assert s["interactions"]["n"] == 4 and s["interactions_short"]["n"] == 3 and s["interactions_long"]["n"] == 1
+    assert s["interactions_short"]["max_ms"] == 30 and s["interactions_long"]["max_ms"] == 2500
+    assert s["rss_max_mb"] == 1510.0 and s["private_max_mb"] == 420.0
+    meta = {"started": "now", "command": "python -m bench", "cpus": 2, "loadavg": "0", "python": "3.11",
+            "streamlit": "1.67.0", "commit": "abc"}
+    text = report.markdown({"meta": meta, "concurrent": s})
+    assert "private (RssAnon) at most 420 MB" in text
+    assert "Without the long actions (gpt_generate: 1 runs" in text and "3 runs" in text
+
+
 # --- HAProxy and the replica check ------------------------------------------------------------------
 
 def test_haproxy_config_is_the_deploy_file_on_loopback():
