@@ -6,7 +6,7 @@
 prints the server's CPU per drawing of the model view: the dict, and Altair's chart plus Streamlit's conversion of it
 (what st.altair_chart does on every run), on the famous sentence's 14 tokens. The browser's side (bytes, draw and
 redraw): bench/model_view_draw.py, run on a page that calls st.altair_chart(model_view_chart(...)).
-tests/test_pretrained_view.py holds that both write the same view.
+tests/test_model_view_spec.py holds that both write the same view.
 Not a test: numbers depend on the machine and its load.
 """
 

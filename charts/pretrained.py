@@ -7,9 +7,8 @@ the page draws it at its own width, not stretched to the column. A click on any 
 selects its (layer, head) through the point selection ``MODEL_VIEW_SELECTION`` (st.vega_lite_chart(on_select=...)
 returns it); the opened head is outlined. The cells travel as an Arrow table (``model_view_table``), not as JSON
 inside the spec, and that table holds only what cannot be derived: each weight as a fixed-point uint16, in C order of
-(layer, head, query, key). The spec's transforms compute the rest (``decode_transforms``): 16 -> 2 bytes per cell, so
-lesson 9's 270 maps of 16 tokens (69,120 cells) travel as about 138 kB instead of 1.1 MB per new prompt.
-No Streamlit here.
+(layer, head, query, key). The spec's transforms compute the rest (``decode_transforms``): 16 -> 2 bytes per cell, which
+matters most for lesson 9's 270 maps, sent again for every new prompt. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -90,9 +89,9 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
     """tokens: (n,), a grid of layers x heads maps, ``opened`` = (layer, head) outlined -> a Vega-Lite spec (dict).
 
     The data is ``model_view_table(weights)``, passed beside the spec: one uint16 per cell, from which the spec's
-    transforms derive the layer, head, query, key, grid position and weight (2 bytes per cell on the wire instead of
-    16: lesson 9's 270 maps were 1.1 MB of Arrow per new prompt). Axes name the heads ("L3" / "H1", counted
-    from 0 as the model's own files do); the hover gives the layer, head, query token, key token and exact weight.
+    transforms derive the layer, head, query, key, grid position and weight (16 -> 2 bytes per cell on the wire).
+    Axes name the heads ("L3" / "H1", counted from 0 as the model's own files do); the hover gives the layer, head,
+    query token, key token and the weight to 4 decimals (the fixed point is 8e-6 near: an exact 0 shows 0.0000).
     Each map is ``map_px`` square (square cells); labels and the legend are ``label_px`` (presenter mode: larger).
     The plot is exactly width x height px (autosize "pad": axes and legend are added around it, never squeezed in).
     """
