@@ -6,7 +6,7 @@
 prints the server's CPU per drawing of the model view: the dict, and Altair's chart plus Streamlit's conversion of it
 (what st.altair_chart does on every run), on the famous sentence's 14 tokens. The browser's side (bytes, draw and
 redraw): bench/model_view_draw.py, run on a page that calls st.altair_chart(model_view_chart(...)).
-tests/test_pretrained_view.py holds that both write the same view.
+tests/test_model_view_spec.py holds that both write the same view.
 Not a test: numbers depend on the machine and its load.
 """
 
@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from charts.pretrained import (  # noqa: E402
-    GAP, LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PADDING, _label_expr, axis_px, model_view, model_view_table, unit_px,
+    GAP, LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PADDING, WEIGHT_COLUMN, WEIGHT_SCALE, _label_expr, axis_px, model_view,
+    model_view_table, unit_px,
 )
 from charts.style import ACCENT  # noqa: E402
 
@@ -49,7 +50,16 @@ def model_view_chart(table, tokens, layers: int, heads: int, opened: tuple[int, 
     y_axis = alt.Axis(values=ticks(layers), labelExpr=f"{layer_text} + floor(datum.value / {step})",
                       minExtent=room[0], maxExtent=room[0], **plain)
     grid = dict(nice=False, zero=False)
-    cells = alt.Chart(table).mark_rect(cursor="pointer").transform_calculate(
+    # the table holds only the fixed-point weight (WEIGHT_COLUMN) in C order: the rest is derived from the row number
+    cell = "(datum.index - 1)"
+    cells = alt.Chart(table).mark_rect(cursor="pointer").transform_window(
+        window=[alt.WindowFieldDef(op="row_number", **{"as": "index"})],
+    ).transform_calculate(
+        layer=f"floor({cell} / {heads * n * n})", head=f"floor({cell} / {n * n}) % {heads}",
+        q=f"floor({cell} / {n}) % {n}", k=f"{cell} % {n}",
+        x=f"datum.head * {step} + datum.k", y=f"datum.layer * {step} + datum.q",
+        weight=f"datum.{WEIGHT_COLUMN} / {WEIGHT_SCALE}",
+    ).transform_calculate(
         query=_label_expr(names, "q"), key=_label_expr(names, "k"),
         name=f"{layer_text} + datum.layer + {head_text} + datum.head", x2="datum.x + 1", y2="datum.y + 1",
     ).encode(

@@ -6,7 +6,9 @@ size in pixels in which every cell is square (a head's matrix is n x n: drawn 3:
 the page draws it at its own width, not stretched to the column. A click on any cell
 selects its (layer, head) through the point selection ``MODEL_VIEW_SELECTION`` (st.vega_lite_chart(on_select=...)
 returns it); the opened head is outlined. The cells travel as an Arrow table (``model_view_table``), not as JSON
-inside the spec. No Streamlit here.
+inside the spec, and that table holds only what cannot be derived: each weight as a fixed-point uint16, in C order of
+(layer, head, query, key). The spec's transforms compute the rest (``decode_transforms``): 16 -> 2 bytes per cell, which
+matters most for lesson 9's 270 maps, sent again for every new prompt. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ MAP_PX = 56  # one map is MAP_PX square whatever the sentence's length: 12 fit a
 PHONE_MAP_PX = 20  # ... and a phone's (390 px)
 LABEL_PX = 13
 PADDING = 5
+WEIGHT_COLUMN = "w"  # the table's one column: the weight as fixed point
+WEIGHT_SCALE = 65535  # 1.0 in that fixed point (uint16's largest value)
 
 
 def axis_px(label_px: int) -> tuple[int, int]:
@@ -38,13 +42,31 @@ def unit_px(tokens: int, map_px: int = MAP_PX) -> float:
 
 
 def model_view_table(weights) -> pa.Table:
-    """weights: (layers, heads, n, n) -> one row per cell: layer, head, query q, key k, weight, grid x and y."""
-    W = np.asarray(weights, dtype=np.float32)
-    layers, heads, n, _ = W.shape
-    layer, head, q, k = (a.ravel() for a in np.indices(W.shape, dtype=np.int16))
+    """weights: (layers, heads, n, n) in [0, 1] -> one row per cell in C order, one uint16 column ``WEIGHT_COLUMN``.
+
+    Only the weight travels, as fixed point round(w * 65535) (an exact 0 stays 0, 1 stays 65535; error <= 1/131070,
+    far below the tooltip's 4 decimals): layer, head, query, key and the grid's x, y follow from the row's position,
+    so the spec derives them (``decode_transforms``). 16 -> 2 bytes per cell (7 columns of int16/float32 before).
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    fixed = np.rint(np.clip(W, 0.0, 1.0) * WEIGHT_SCALE).astype(np.uint16)
+    return pa.table({WEIGHT_COLUMN: fixed.ravel()})
+
+
+def decode_transforms(layers: int, heads: int, n: int) -> list[dict]:
+    """The Vega-Lite transforms turning ``model_view_table``'s rows back into cells of a (layers, heads, n, n) grid:
+    the row's 0-based position (a row_number window without a sort keeps the input order) -> layer, head, query q,
+    key k, the grid's x = head * (n + GAP) + k and y = layer * (n + GAP) + q, and the weight in [0, 1]."""
     step = n + GAP
-    return pa.table({"layer": layer, "head": head, "q": q, "k": k, "weight": W.ravel(),
-                     "x": (head * step + k).astype(np.int16), "y": (layer * step + q).astype(np.int16)})
+    cell = "(datum.index - 1)"  # row_number counts from 1
+    return [{"window": [{"op": "row_number", "as": "index"}]},
+            {"calculate": f"floor({cell} / {heads * n * n})", "as": "layer"},
+            {"calculate": f"floor({cell} / {n * n}) % {heads}", "as": "head"},
+            {"calculate": f"floor({cell} / {n}) % {n}", "as": "q"},
+            {"calculate": f"{cell} % {n}", "as": "k"},
+            {"calculate": f"datum.head * {step} + datum.k", "as": "x"},
+            {"calculate": f"datum.layer * {step} + datum.q", "as": "y"},
+            {"calculate": f"datum.{WEIGHT_COLUMN} / {WEIGHT_SCALE}", "as": "weight"}]
 
 
 def upright_keys(spec: dict) -> dict:
@@ -66,8 +88,10 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
                label_px: int = LABEL_PX) -> dict:
     """tokens: (n,), a grid of layers x heads maps, ``opened`` = (layer, head) outlined -> a Vega-Lite spec (dict).
 
-    The data is ``model_view_table(weights)``, passed beside the spec. Axes name the heads ("L3" / "H1", counted
-    from 0 as the model's own files do); the hover gives the layer, head, query token, key token and exact weight.
+    The data is ``model_view_table(weights)``, passed beside the spec: one uint16 per cell, from which the spec's
+    transforms derive the layer, head, query, key, grid position and weight (16 -> 2 bytes per cell on the wire).
+    Axes name the heads ("L3" / "H1", counted from 0 as the model's own files do); the hover gives the layer, head,
+    query token, key token and the weight to 4 decimals (the fixed point is 8e-6 near: an exact 0 shows 0.0000).
     Each map is ``map_px`` square (square cells); labels and the legend are ``label_px`` (presenter mode: larger).
     The plot is exactly width x height px (autosize "pad": axes and legend are added around it, never squeezed in).
     """
@@ -88,7 +112,8 @@ def model_view(tokens, layers: int, heads: int, opened: tuple[int, int], *, laye
         "mark": {"type": "rect", "cursor": "pointer"},
         "params": [{"name": MODEL_VIEW_SELECTION, "select": {"type": "point", "fields": ["layer", "head"],
                                                              "on": "click", "clear": False}}],
-        "transform": [{"calculate": _label_expr(names, "q"), "as": "query"},
+        "transform": [*decode_transforms(layers, heads, n),
+                      {"calculate": _label_expr(names, "q"), "as": "query"},
                       {"calculate": _label_expr(names, "k"), "as": "key"},
                       {"calculate": f"{layer_text} + datum.layer + {head_text} + datum.head", "as": "name"},
                       {"calculate": "datum.x + 1", "as": "x2"}, {"calculate": "datum.y + 1", "as": "y2"}],
