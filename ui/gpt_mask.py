@@ -125,7 +125,8 @@ def mask_section(t, prompt: Prompt) -> None:
                       head_label=t(f"{S}.head_short"), query_label=t("common.axis_query"),
                       key_label=t("common.axis_key"), value_label=t("common.weight"),
                       title=t(f"{S}.maps_title", total=layers * heads, layers=layers, heads=heads))
-    st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps")
+    # width="content": the spec's own width, so each map stays square (the column's width would stretch it)
+    st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps", width="content")
     config = model()[0].config
     group = config.n_head // config.n_kv_head
     caption = f"{S}.maps_caption_touch" if on_touch_device() else f"{S}.maps_caption"  # no "hover" on a phone
@@ -135,7 +136,8 @@ def mask_section(t, prompt: Prompt) -> None:
     st.markdown(t(f"{S}.zeros", cells=f"{cells:,}", zeros=f"{zeros:,}", maps=layers * heads))
     tokens = shown_tokens([leak.old, leak.new])
     st.markdown(t(f"{S}.leak_numbers", position=leak.position + 1, old=md_escape(tokens[0]), new=md_escape(tokens[1]),
-                  rows=leak.position, maps=layers * heads, attention=_exact(t, leak.attention_diff), logits=_exact(t, leak.logits_diff),
+                  rows=leak.position, maps=layers * heads, attention=_exact(t, leak.attention_diff),
+                  logits=_exact(t, leak.logits_diff),
                   own=f"{leak.later_changed:.2f}"))
 
 
@@ -148,7 +150,8 @@ def minimal_pair_section(t) -> None:
     if not predict_then_reveal(t, f"{S}.it", 3, answer, key="gpt_it_predict", tired=minimal_pair.words[0],
                                wide=minimal_pair.words[1]):
         return
-    st.markdown(t(f"{S}.it_numbers", diff=_exact(t, minimal_pair.it_diff), maps=minimal_pair.heads, tired=minimal_pair.words[0],
+    st.markdown(t(f"{S}.it_numbers", diff=_exact(t, minimal_pair.it_diff), maps=minimal_pair.heads,
+                  tired=minimal_pair.words[0],
                   wide=minimal_pair.words[1]))
     layer, head = minimal_pair.best
     name = f"L{layer}H{head}"
@@ -157,6 +160,7 @@ def minimal_pair_section(t) -> None:
                             {data.nouns[0]: weights[:, 0], data.nouns[1]: weights[:, 1]},
                             title=t(f"{S}.minimal_pair_chart", head=name), value_label=t("common.weight"), fmt=".2f"),
                 key="gpt_minimal_pair_bars")
-    st.markdown(t(f"{S}.flip_numbers", flips=minimal_pair.flips, heads=minimal_pair.heads, head=name, tired=minimal_pair.words[0],
-                  wide=minimal_pair.words[1], street=data.nouns[1], before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}"))
+    st.markdown(t(f"{S}.flip_numbers", flips=minimal_pair.flips, heads=minimal_pair.heads, head=name,
+                  tired=minimal_pair.words[0], wide=minimal_pair.words[1], street=data.nouns[1],
+                  before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}"))
     _explain(t, "encoder_decoder")

@@ -6,8 +6,8 @@ written as it comes; its tokens are kept in the session as they are made, so Sto
 this section or the prompt's, or leaving the page) ends the run where it is and the next run shows what was made. These
 two sections are not fragments on purpose: a fragment's rerun never interrupts a running script in Streamlit 1.67
 (ScriptRequests: a fragment rerun does not preempt), so a Stop inside a fragment would wait for the last token; a
-click in one of the later sections (fragments) is answered once the generation ends. The reader cancels itself when the run ends, however it
-ends, and the server drops a generation nobody reads: nothing is left running.
+click in one of the later sections (fragments) is answered once the generation ends. The reader cancels itself when
+the run ends, however it ends, and the server drops a generation nobody reads: nothing is left running.
 """
 
 from __future__ import annotations
