@@ -160,9 +160,13 @@ def measure_sequence(attention, logits, ids, period: int) -> tuple:
             previous_token_score(attention), sink_share(attention), first, second)
 
 
-def measure_sequences(forward, sequences, period: int) -> SequenceMeasures:
-    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)); sequences: (S, 2R) -> the measures of each."""
-    parts = [measure_sequence(*forward(ids), ids, period) for ids in np.asarray(sequences)]
+def measure_sequences(forward, sequences, period: int, forward_many=None) -> SequenceMeasures:
+    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)); sequences: (S, 2R) -> the measures of each.
+
+    forward_many (optional): a list of ids -> a list of (attention, logits), the same passes made together."""
+    sequences = np.asarray(sequences)
+    passes = forward_many(list(sequences)) if forward_many is not None else [forward(ids) for ids in sequences]
+    parts = [measure_sequence(attention, logits, ids, period) for (attention, logits), ids in zip(passes, sequences)]
     return SequenceMeasures(*(np.stack([p[k] for p in parts]) for k in range(4)),
                             np.array([p[4] for p in parts]), np.array([p[5] for p in parts]))
 
@@ -176,6 +180,21 @@ def gpt_forward(weights):
         return out.attention, out.logits
 
     return forward
+
+
+def gpt_forward_many(weights, batch: int = 8):
+    """-> a forward_many function (a list of ids -> a list of (attention, logits)) of attention_core.gpt on these
+    weights: `batch` sequences a pass (8 sequences of 40 tokens: 63 MB of logits at once)."""
+    from attention_core import gpt
+
+    def forward_many(sequences):
+        outs = []
+        for start in range(0, len(sequences), batch):
+            chunk = [[int(i) for i in ids] for ids in sequences[start:start + batch]]
+            outs += [(out.attention, out.logits) for out in gpt.forward_many(weights, chunk)]
+        return outs
+
+    return forward_many
 
 
 def held_out_head(picking, scoring) -> head_stats.HeldOut:

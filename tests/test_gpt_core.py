@@ -163,6 +163,21 @@ def test_the_hidden_rows_give_every_logit_of_the_full_pass(model, short):
     np.testing.assert_allclose(by_hand, out.logits, rtol=0, atol=1e-3)
 
 
+def test_one_pass_for_many_sequences_equals_a_pass_for_each(model):
+    """forward_many (the linear layers on every sequence's rows at once) against forward, one sequence at a time:
+    the same maps and logits up to float32 rounding (the products' blocking differs), each map causal on its own."""
+    weights, tokenizer = model
+    sequences = [tokenizer.encode(text) for text in (SHORT, "Hello", CONTROL_LIKE)]
+    together = gpt.forward_many(weights, sequences)
+    for ids, out in zip(sequences, together):
+        alone = gpt.forward(weights, ids)
+        assert out.attention.shape == alone.attention.shape and out.logits.shape == alone.logits.shape
+        np.testing.assert_allclose(out.attention, alone.attention, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(out.logits, alone.logits, rtol=0, atol=2e-3)
+        n = len(ids)
+        assert not out.attention[..., np.triu_indices(n, k=1)[0], np.triu_indices(n, k=1)[1]].any()
+
+
 def test_the_capital_of_france():
     logits = gpt.next_token_logits("The capital of France is")
     probs = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()

@@ -58,10 +58,11 @@ class Study:
 @st.cache_resource(show_spinner=False)
 def study() -> Study:
     sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
-    trained = heads.gpt_forward(model()[0])
-    pick = heads.measure_sequences(trained, sets.picking, sets.period)
-    score = heads.measure_sequences(trained, sets.scoring, sets.period)
-    control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period)
+    trained, trained_many = heads.gpt_forward(model()[0]), heads.gpt_forward_many(model()[0])
+    pick = heads.measure_sequences(trained, sets.picking, sets.period, trained_many)
+    score = heads.measure_sequences(trained, sets.scoring, sets.period, trained_many)
+    control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period,
+                                      heads.gpt_forward_many(untrained()))
     mean = score.induction.mean(axis=0)
     picked = np.unravel_index(int(np.argmax(pick.induction.mean(axis=0))), mean.shape)
     previous = np.unravel_index(int(np.argmax(pick.previous_token.mean(axis=0))), mean.shape)
@@ -216,15 +217,16 @@ def warm_lesson() -> None:
     """What every visitor of lesson 9 (and the summary's induction claim) reads at the defaults, computed once per
     process by the start-up thread while the first visitors read: the repeated-sequence study, the famous sentence,
     Japanese, and the default prompt's pass, leak test and copied name. Each lands in its own st.cache_* entry, so
-    a page that asks first waits for the same computation instead of starting another."""
-    study()
-    minimal_pair_sentences()
-    japanese_facts()
+    a page that asks first waits for the same computation instead of starting another. What the page's opening
+    needs comes first; the study (seconds), last."""
     data = texts()
     ids = encode(data.presets[0][1])
     prompt_pass(ids)
+    minimal_pair_sentences()
+    japanese_facts()
     if len(ids) >= 2:
         leak_test(ids)
+    study()
     copied_name(data.copy_name)
 
 
