@@ -147,12 +147,17 @@ def _guided_phase(options, args, out_dir: Path) -> dict:
     with _fresh_app(options, out_dir / "server-guided.log") as app:
         app.wait_healthy(timeout=90)
         pages = _pages(app.url, args)
+        # the class arrives after the start-up work (lesson 8's results, lesson 9's study), as a class meets a server
+        # its teacher started before the lesson; the cold phase measures the start itself
+        settled = wait_until_idle([app.pid])
+        print(f"  server idle {settled:.1f} s after its first run", flush=True)
         raw = asyncio.run(guided.guided_class(app.url, pages, steps, students=students, pause_s=pause,
                                               seed=args.seed, timeout_s=args.timeout, read_memory=app.memory))
         tracebacks = app.log_tracebacks()
     (out_dir / "guided-records.json").write_text(json.dumps(raw["records"]))
     summary = guided.guided_summary(raw, tuple(k.strip() for k in args.long_actions.split(",") if k.strip()))
     summary["server_tracebacks"] = tracebacks
+    summary["settled_s"] = settled
     return summary
 
 
