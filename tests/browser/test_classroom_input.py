@@ -15,6 +15,15 @@ TEXT_BOX = {"causal": "causal_text", "transformer": "transformer_text"}
 OPENED = {"causal": "causal_preset=custom", "transformer": ""}
 JAPANESE = "生徒は、先生に本を返した。彼女は"
 ALERTS = "() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stAlertContainer]')].map(a => a.innerText)"
+PLOTS = "[data-testid=stMain] .js-plotly-plot"
+
+
+def wait_for_plots(pg, word: str, count: int = 2) -> None:
+    """Plotly draws a figure after the run that sent it has finished: wait for `count` plots on the page, the first
+    naming `word` (a word of the new text: the plots of the text before do not count)."""
+    pg.wait_for_function("([sel, word, count]) => { const plots = document.querySelectorAll(sel); "
+                         "return plots.length >= count && plots[0].innerText.includes(word); }",
+                         arg=[PLOTS, word, count], timeout=120_000)
 
 
 def box(pg, key: str):
@@ -39,8 +48,7 @@ def test_japanese_on_a_glove_page_runs_on_random_vectors_said_once(page, app_url
     assert sum(note in a for a in alerts) == 1, alerts
     for contradiction in ("英語で入力", "English-only", "英語専用", "GloVe off", "オフにして"):
         assert not [a for a in alerts if contradiction in a], (contradiction, alerts)
-    assert page.locator("[data-testid=stMain] .js-plotly-plot").count() >= 2, "the sentence is drawn"
-    assert "生徒" in page.locator("[data-testid=stMain] .js-plotly-plot").first.inner_text()
+    wait_for_plots(page, "生徒")  # the sentence is drawn
 
 
 @pytest.mark.parametrize("section", ["causal", "transformer"])
@@ -53,7 +61,7 @@ def test_a_long_paste_stays_in_the_box_and_is_cut_with_a_notice(page, app_url, s
     alerts = page.evaluate(ALERTS)
     cut = strings["common.text_cut"].format(n=f"{len(text):,}", limit=MAX_CHARS)
     assert sum(cut in a for a in alerts) == 1, alerts
-    assert page.locator("[data-testid=stMain] .js-plotly-plot").count() >= 2, "the first tokens are drawn"
+    wait_for_plots(page, "sat")  # the first tokens are drawn (no default sentence has "sat")
     assert not page.locator("[data-testid=stException]").count()
 
 
