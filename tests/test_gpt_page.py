@@ -17,8 +17,6 @@ import pytest
 from attention_core import gpt
 from tests.apptest_utils import assert_clean, open_page
 from tests.test_predictions import shown_before
-from ui.common import MAX_CHARS
-from ui.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -326,69 +324,13 @@ def test_the_cache_size_follows_the_models_shapes_and_the_timing_is_measured():
     assert strings("en")["cache_same"] in shown(at)
 
 
-# --- bad prompts ---------------------------------------------------------------------------------------------------
+# --- the learner's own prompt (bad prompts and Japanese: tests/test_gpt_input_page.py) --------------------------------
 
 
 def custom(text: str, lang: str = "en"):
     at = open_page("gpt", lang, query={"gpt_preset": "custom"}, timeout=600)
     at.text_input(key="gpt_text").input(text).run()
     return at
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-@pytest.mark.parametrize("text", ["", "    \n "])
-def test_an_empty_prompt_says_so(text, lang):
-    at = custom(text, lang)
-    assert_clean(at)
-    assert strings(lang)["empty"] in [w.value for w in at.warning]
-    assert reveals(at) == []
-    assert [r.key for r in at.radio if r.key.startswith("gpt_")] == ["gpt_it_predict", "gpt_induction_predict"]
-
-
-def test_ten_thousand_characters_are_cut_to_the_stated_limit():
-    text = "the cat sat on the mat " * 435
-    at = custom(text)
-    assert_clean(at)
-    assert at.text_input(key="gpt_text").value == text  # the box keeps the paste; the page reads its first 500
-    assert strings("en")["limits"].format(chars=MAX_CHARS, tokens=40) in shown(at)
-    assert load_strings("en")["common.text_cut"].format(n=f"{len(text):,}", limit=MAX_CHARS) in [i.value for i in at.info]
-    assert strings("en")["cut"].format(n=len(ids_of(text[:MAX_CHARS])), limit=40) in shown(at)
-
-
-def test_a_prompt_over_the_token_limit_is_read_on_its_first_tokens():
-    text = "one two three four five six seven eight nine ten " * 8
-    at = answer_all(custom(text))
-    assert_clean(at)
-    n = len(ids_of(text))
-    assert strings("en")["cut"].format(n=n, limit=40) in shown(at)
-    probs = softmax(full_pass(ids_of(text)[:40]).logits[-1])
-    from tests.apptest_utils import decode_array
-
-    np.testing.assert_allclose(decode_array(figure(at, "gpt_next_bars")["data"][0]["x"]) / 100,
-                               np.sort(probs)[::-1][:10], atol=1e-5)
-
-
-@pytest.mark.parametrize("text", ["<|im_end|> the end", "😀 🙃 🐱", "猫がマットの上に座った。", "\x00\x07 <b>bold</b>"])
-def test_odd_prompts_are_read_as_plain_bytes(text):
-    at = answer_all(custom(text))
-    assert_clean(at)
-    ids = ids_of(text)
-    assert 2 not in ids  # <|im_end|> typed is text, not the control token
-    caption = strings("en")["tokens"].split("{n}")[0]
-    assert [c for c in shown(at) if c.startswith(caption) and f"reads {len(ids)} tokens" in c]
-    if "<|" in text:
-        assert strings("en")["control_lookalike"] in shown(at)
-    assert figure(at, "gpt_next_bars")
-
-
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_japanese_becomes_byte_pieces_and_decodes_back(lang):
-    at = answered(lang)
-    text = "日本の首都は"
-    ids = ids_of(text)
-    assert gpt.default_model()[1].decode(list(ids)) == text
-    line = [m for m in shown(at) if f"**{len(ids)} " in m and text in m]
-    assert len(line) == 1 and "E6 97" in line[0]
 
 
 def test_lesson_9_registers_its_start_up_work():
