@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,11 @@ if str(ROOT) not in sys.path:
 settings.register_profile("full", deadline=None)
 settings.register_profile("fast", deadline=None, max_examples=10, derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "full"))
+
+# The fast loop installs no Playwright (requirements-fast.txt): its browser tests would fail to import, so they are not
+# collected at all there; the full install (requirements-dev.txt, CI) has it and collects them.
+if importlib.util.find_spec("playwright") is None:
+    collect_ignore = ["browser"]
 
 
 # Long families in files whose owners have not marked them yet (pytest.ini lists the markers): marked here, by file
