@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core import head_stats
+from attention_core.measure import head_stats
 
 # SmolLM2's control tokens are ids 0-16 (<|endoftext|>, <|im_start|>, ...): random sequences draw from the rest.
 FIRST_ORDINARY_ID = 17

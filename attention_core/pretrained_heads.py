@@ -100,7 +100,7 @@ def _check_span(span: Span, n: int) -> None:
         raise ValueError(f"span {span} is not a non-empty token range inside 0..{n}")
 
 
-# ---------------------------------------------------------------- per item, for attention_core.head_stats
+# ---------------------------------------------------------------- per item, for attention_core.measure.head_stats
 
 def pair_outcomes(attentions: Sequence[np.ndarray], sentences: Sequence[SpannedSentence]):
     """S arrays (L, H, n_s, n_s), S sentences -> (hits (L, H, P): the pair's target gets the most weight among the

@@ -1,5 +1,5 @@
 """Lesson 8's measurements: a model (trained or its untrained copy) run on the built-in sets, every head claim picked
-on one split and scored on the other (attention_core.head_stats), with counts, Wilson intervals, baselines and the
+on one split and scored on the other (attention_core.measure.head_stats), with counts, Wilson intervals, baselines and the
 chance level of the best of N heads.
 
 ``set_outcomes(model, sets)`` reads every text once and keeps per-item outcomes (pure arrays); the ``*_rows`` /
@@ -14,7 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
-from attention_core import head_stats as hs
+from attention_core.measure import head_stats as hs
 from attention_core import pretrained_heads as heads
 from attention_core.pretrained import Model, Reading, read_text, read_texts
 from attention_core.pretrained_sets import KINDS, PAIRLESS_KINDS, MinimalPair, PretrainedSets

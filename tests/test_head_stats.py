@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from attention_core import head_stats as hs
+from attention_core.measure import head_stats as hs
 from tests.hypothesis_budget import examples
 
 # ---------------------------------------------------------------- Wilson interval

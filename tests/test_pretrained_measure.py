@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core import head_stats as hs
+from attention_core.measure import head_stats as hs
 from attention_core import pretrained_measure as pm
 from attention_core.pretrained_sets import KINDS, MinimalPair, PretrainedSets, ReferentItem
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from attention_core import gpt
 from attention_core import gpt_heads as heads
-from attention_core import head_stats
+from attention_core.measure import head_stats
 from attention_core.gpt_sampling import sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.head_stats import Count, head_name
+from attention_core.measure.head_stats import Count, head_name
 from attention_core.pretrained_measure import ROWS, PairStudy
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
