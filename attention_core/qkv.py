@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import softmax
-from .presets import Checker, PresetError, bilingual, read_preset
+from attention_core.attention import softmax
+from attention_core.presets import Checker, PresetError, bilingual, read_preset
 
 __all__ = [
     "Book",

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import (
+from attention_core.attention import (
     SeedLike, as_generator, concat_heads_output, random_projection, softmax,
 )
-from .presets import Checker, bilingual, read_preset
+from attention_core.presets import Checker, bilingual, read_preset
 
 HEADS = ("coreference", "syntax", "previous_word")
 MULTI_HEAD_D_MODEL = 12  # the demo's d_model: 3 heads of d_v = 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .presets import Checker, bilingual, read_preset
+from attention_core.presets import Checker, bilingual, read_preset
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Time lesson 6's training run (attention_core.glove_training.train_head) and the page's seed histogram.
+"""Time lesson 6's training run (attention_core.glove.training.train_head) and the page's seed histogram.
 
     .venv/bin/python -m bench.bench_training                 # 5 repeats of the default setting
     .venv/bin/python -m bench.bench_training --repeats 9 --seeds 10
@@ -21,10 +21,10 @@ import numpy as np
 
 from attention_core.attention import ranks_in_rows
 from attention_core.glove import embed, load_glove
-from attention_core.glove_rows import direction_ranks, rank_counts, rank_summary, raw_row
-from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
+from attention_core.glove.rows import direction_ranks, rank_counts, rank_summary, raw_row
+from attention_core.glove.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.text import tokenize
-from attention_core.glove_training import TrainSetting, accuracy, head_rows, train_head
+from attention_core.glove.training import TrainSetting, accuracy, head_rows, train_head
 from bench.timing import describe, timed
 
 SENTENCE = "The animal did not cross the street because it was too tired"  # the GloVe page's default

@@ -21,7 +21,7 @@ from attention_core.attention import (
 from attention_core.causal import (
     causal_vs_bidirectional, generation_frames, leak_test, mask_facts, random_word_vectors, replacement_vector,
 )
-from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
+from attention_core.glove.rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
 from attention_core.qkv import lookup, output_path, temperature_sweep, zero_temperature_output
 from attention_core.pca import pca_3d
 from attention_core.rnn import influence_profile
@@ -31,7 +31,7 @@ from attention_core.scaling import (
 )
 from attention_core.self_attention import lines_to_keep
 from attention_core.text import tokenize
-from attention_core.glove_training import TrainSetting, pack_batch, sentence_row, train_head
+from attention_core.glove.training import TrainSetting, pack_batch, sentence_row, train_head
 from tests.hypothesis_budget import examples
 
 SETTINGS = settings(max_examples=examples(60), deadline=None, derandomize=True)

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import streamlit as st
 
-import attention_core.glove
+import attention_core.glove.vectors
 import attention_core.presets
 from attention_core.glove import INDEX_FILE, MATRIX_FILE, GloveUnavailable, embed, load_glove
 from tests.apptest_utils import assert_clean, open_page, plotly_figures
@@ -132,7 +132,7 @@ def test_a_package_without_its_data_folder_is_reported(monkeypatch):
 def unreadable_glove(request, monkeypatch, tmp_path, cold_glove_cache):
     """The package is installed, but its folder holds corrupt files."""
     CORRUPTIONS[request.param](tmp_path)
-    monkeypatch.setattr(attention_core.glove, "glove_data_dir", lambda: tmp_path)
+    monkeypatch.setattr(attention_core.glove.vectors, "glove_data_dir", lambda: tmp_path)
 
 
 @pytest.mark.matrix

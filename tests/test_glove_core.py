@@ -14,13 +14,13 @@ from hypothesis.extra.numpy import arrays
 
 from attention_core.attention import random_projection, ranks_in_rows
 from attention_core.glove import embed
-from attention_core.glove_rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
+from attention_core.glove.rows import direction_ranks, projected_row, rank_counts, rank_summary, raw_row
 from attention_core.pca import pca_3d
 from attention_core.presets import DATA_DIR, PresetError
-from attention_core.glove_pronouns import build_split, load_pronoun_dataset, pronoun_batch
+from attention_core.glove.pronouns import build_split, load_pronoun_dataset, pronoun_batch
 from attention_core.self_attention import top_targets
 from attention_core.text import tokenize
-from attention_core.glove_training import projection_pair
+from attention_core.glove.training import projection_pair
 from tests.hypothesis_budget import examples
 
 SENTENCE = "the animal did not cross the street because it was too tired"
@@ -351,7 +351,7 @@ def test_split_known_leaves_out_non_english_rows_glove_has(glove):
     ("the cat , the dog .", "dog", "cat", ("last_word", "after_determiner")),  # punctuation is not the last word
 ])
 def test_default_words_follow_the_stated_rule(text, query, target, rules):
-    from attention_core.glove_pronouns import capitalised_words, default_words
+    from attention_core.glove.pronouns import capitalised_words, default_words
 
     words = tokenize(text)
     choice = default_words(words, capitalised_words(text))
@@ -360,7 +360,7 @@ def test_default_words_follow_the_stated_rule(text, query, target, rules):
 
 
 def test_default_target_for_a_chosen_query():
-    from attention_core.glove_pronouns import default_target
+    from attention_core.glove.pronouns import default_target
 
     words = tokenize("the animal did not cross the street because it was too tired")
     assert default_target(words, words.index("tired")) == (1, "after_determiner")
@@ -370,7 +370,7 @@ def test_default_target_for_a_chosen_query():
 
 
 def test_rank_summary_halves_and_middle_account_for_every_draw():
-    from attention_core.glove_rows import rank_counts, rank_summary
+    from attention_core.glove.rows import rank_counts, rank_summary
 
     odd = rank_summary(np.array([3, 1, 4, 1, 5]))  # 14 draws over 5 ranks: halves 1-2 and 4-5, middle 3
     assert odd["middle_rank"] == 3 and odd["middle_share"] == pytest.approx(4 / 14)

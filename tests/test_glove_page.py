@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_core.glove import embed
-from attention_core.glove_rows import projected_row, ranks_in_rows, raw_row
+from attention_core.glove.rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
 from ui.i18n import load_strings
@@ -274,8 +274,8 @@ def test_csv_downloads_have_a_bom_and_translated_headers(lang, monkeypatch):
 def test_held_out_accuracy_is_one_measure_before_and_after_and_says_chance(lang, glove):
     """The metrics before and after training count the same thing (the right noun gets the largest weight of all the
     words), checked against the core; the caption says so and gives chance (a word at random)."""
-    from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
-    from attention_core.glove_training import TrainSetting, accuracy, head_rows, train_head
+    from attention_core.glove.pronouns import load_pronoun_dataset, pronoun_batch
+    from attention_core.glove.training import TrainSetting, accuracy, head_rows, train_head
 
     at = open_clean(lang)
     at.button(key="glove_train").click().run()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.glove_pretrained import candidates, choice_weights, picked_head, two_way_accuracy, two_way_rows
-from attention_core.glove_pronouns import PronounSentence, load_pronoun_dataset
+from attention_core.glove.pretrained import candidates, choice_weights, picked_head, two_way_accuracy, two_way_rows
+from attention_core.glove.pronouns import PronounSentence, load_pronoun_dataset
 from attention_core.pretrained import load_model, read_text
 from tests.apptest_utils import assert_clean, open_page
 from ui.i18n import load_strings

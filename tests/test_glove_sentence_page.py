@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from attention_core.glove import embed
-from attention_core.glove_rows import projected_row, ranks_in_rows, raw_row
+from attention_core.glove.rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, plotly_figures
 from tests.test_glove_page import (  # noqa: F401 - X: the module's GloVe-vectors fixture
@@ -91,7 +91,7 @@ def test_sentence_without_a_pronoun_says_so_and_reads_its_last_word():
 def test_the_page_follows_the_learners_sentence(lang, glove):
     """Query = the first pronoun, target = the name before it (he/she) or the first noun after the/a/an; the question,
     its right answer and its explanation are computed from the sentence, not from the preset's words."""
-    from attention_core.glove_rows import rank_band
+    from attention_core.glove.rows import rank_band
     from attention_core.self_attention import top_targets
 
     text = "Mary gave John the book because she liked him"
@@ -124,7 +124,7 @@ def test_the_page_follows_the_learners_sentence(lang, glove):
 
 
 def test_the_answer_options_split_every_rank():
-    from attention_core.glove_rows import rank_band
+    from attention_core.glove.rows import rank_band
 
     for n in range(2, 41):
         bands = [rank_band(r, n) for r in range(1, n + 1)]

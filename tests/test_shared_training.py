@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attention_core.glove_training import TrainResult, TrainSetting
+from attention_core.glove.training import TrainResult, TrainSetting
 from ui.glove_training import SharedTrainings
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from attention_core.causal import RANDOM_DIM, causal_vs_bidirectional, random_word_vectors
 from attention_core.glove import embed, load_glove, split_known
-from attention_core.glove_pretrained import candidates, two_way_rows
-from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
-from attention_core.glove_training import TrainSetting, head_rows, train_head
+from attention_core.glove.pretrained import candidates, two_way_rows
+from attention_core.glove.pronouns import load_pronoun_dataset, pronoun_batch
+from attention_core.glove.training import TrainSetting, head_rows, train_head
 from attention_core.qkv import load_library, lookup
 from attention_core.rnn import influence_profile
 from attention_core.scaling import TABLE_KEYS, sweep_table

@@ -92,7 +92,7 @@ def test_one_sentence_one_tokenisation_across_pages(glove):
     """GloVe 6B (Stanford tokenizer) has "n't" as a word (and "did", "not"), not "didn't": so
     "didn't" -> "did" "n't" everywhere. The GloVe page and the causal page start from the same sentence, Document A's
     "did not", get the same tokens, and the GloVe page's raw row of "it" (18.0 % on itself)."""
-    from attention_core.glove_rows import raw_row
+    from attention_core.glove.rows import raw_row
     from tests.apptest_utils import open_page
 
     assert {"n't", "did", "not"} <= set(glove.key_to_index) and "didn't" not in glove.key_to_index

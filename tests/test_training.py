@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from attention_core.attention import ranks_in_rows
-from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
+from attention_core.glove.pronouns import load_pronoun_dataset, pronoun_batch
 from attention_core.text import tokenize
 from attention_core.glove import embed
-from attention_core.glove_training import (
+from attention_core.glove.training import (
     TrainSetting, accuracy, head_inputs, head_rows, loss_and_gradients, pack_batch, projection_pair,
     right_context, sentence_row, train_head,
 )

@@ -15,9 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.attention import MAX_SEED, ranks_in_rows
-from attention_core.glove_pronouns import load_pronoun_dataset, pronoun_batch
-from attention_core.glove_rows import direction_ranks, projected_row, rank_band, rank_counts, rank_summary, raw_row
-from attention_core.glove_training import TrainSetting, accuracy, head_rows, sentence_row
+from attention_core.glove.pronouns import load_pronoun_dataset, pronoun_batch
+from attention_core.glove.rows import direction_ranks, projected_row, rank_band, rank_counts, rank_summary, raw_row
+from attention_core.glove.training import TrainSetting, accuracy, head_rows, sentence_row
 from attention_core.pca import pca_3d
 from attention_core.self_attention import top_targets
 from charts.bars import weight_bars
@@ -54,7 +54,7 @@ def projected_weights(X, qi: int, d_k: int, seed: int):
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def draw_rank_counts(X, ti: int, n_draws: int = N_DRAWS):
-    """The histogram: the same for every query word and d_k (attention_core.glove_rows.direction_ranks says why)."""
+    """The histogram: the same for every query word and d_k (attention_core.glove.rows.direction_ranks says why)."""
     return rank_counts(direction_ranks(X, ti, n_draws, HIST_SEED), X.shape[0])
 
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from attention_core import glove as glove_core  # looked up at call time: tests replace glove_core.embed
-from attention_core.glove_pronouns import DefaultWords, capitalised_words, default_target, default_words
+from attention_core.glove.pronouns import DefaultWords, capitalised_words, default_target, default_words
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from ui.common import BOX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown, text_limits

@@ -10,9 +10,9 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from attention_core.glove_pretrained import candidates, choice_weights, picked_head, two_way_rows
-from attention_core.glove_pronouns import load_pronoun_dataset
-from attention_core.glove_training import TrainSetting, train_head
+from attention_core.glove.pretrained import candidates, choice_weights, picked_head, two_way_rows
+from attention_core.glove.pronouns import load_pronoun_dataset
+from attention_core.glove.training import TrainSetting, train_head
 from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model
 from ui.common import data_table, explanation
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import pretrained_heads as heads
-from attention_core.glove_pronouns import DefaultWords, capitalised_words, default_words
+from attention_core.glove.pronouns import DefaultWords, capitalised_words, default_words
 from attention_core.pretrained import (
     INSTALL_COMMAND, ModelUnavailable, build_untrained_copy, load_model, read_text, vocabulary_check,
 )
@@ -134,7 +134,7 @@ def sentence_words(view: SentenceView) -> list[str]:
 
 
 def pronoun_link(view: SentenceView):
-    """-> lesson 6's rule on this sentence (attention_core.glove_pronouns.default_words: the first pronoun, and the
+    """-> lesson 6's rule on this sentence (attention_core.glove.pronouns.default_words: the first pronoun, and the
     noun it most plausibly refers to): DefaultWords over sentence_words; query_rule "last_word" means no pronoun."""
     words = sentence_words(view)
     if len(set(words)) < 2:  # one word repeated ("word word word"): no rule to apply; the last word and the first

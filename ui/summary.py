@@ -18,8 +18,8 @@ import streamlit as st
 
 from attention_core.causal import RANDOM_DIM, causal_vs_bidirectional, mask_facts, random_word_vectors
 from attention_core.glove import embed, split_known
-from attention_core.glove_pretrained import candidates, two_way_rows
-from attention_core.glove_training import TrainSetting, head_rows, train_head
+from attention_core.glove.pretrained import candidates, two_way_rows
+from attention_core.glove.training import TrainSetting, head_rows, train_head
 from attention_core.qkv import lookup
 from attention_core.rnn import influence_profile, sequential_steps
 from attention_core.scaling import DIM_CHOICES, TABLE_KEYS

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention import SeedLike, as_generator, attention_weights, ranks_in_rows
-from .glove_training import projection_pair
+from attention_core.attention import SeedLike, as_generator, attention_weights, ranks_in_rows
+from attention_core.glove.training import projection_pair
 
 
 def raw_row(X, query_index: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attention_core.glove_pronouns import PronounSentence
+from attention_core.glove.pronouns import PronounSentence
 from attention_core.pretrained import Model, read_text
 from attention_core.pretrained_heads import span_weight
 

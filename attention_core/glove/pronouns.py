@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .presets import Checker, read_preset
-from .text import tokenize
+from attention_core.presets import Checker, read_preset
+from attention_core.text import tokenize
 
 PRESET_NAME = "glove"
 SPLITS = ("train", "held_out")
@@ -135,8 +135,8 @@ def load_pronoun_dataset(data_dir=None) -> PronounDataset:
 
 def pronoun_batch(sentences, kv):
     """sentences: m PronounSentence, kv: GloVe KeyedVectors -> training.SentenceBatch (m, n, 50) with pronoun and answer."""
-    from .glove import embed
-    from .glove_training import pack_batch
+    from attention_core.glove.vectors import embed
+    from attention_core.glove.training import pack_batch
 
     vectors = []
     for s in sentences:

@@ -24,8 +24,8 @@ from typing import Callable
 
 import numpy as np
 
-from .attention import SeedLike, as_generator, log_softmax, random_projection, softmax
-from .blas import single_blas_thread
+from attention_core.attention import SeedLike, as_generator, log_softmax, random_projection, softmax
+from attention_core.blas import single_blas_thread
 
 ADAM_BETA1 = 0.9
 ADAM_BETA2 = 0.999
