@@ -27,7 +27,7 @@ USER app
 # SmolLM2's float32 weights ("Inside a GPT") dequantized once into the image (~/.cache/attention-live/gpt, 540 MB),
 # and its untrained copy (seed 0, the page's control, 540 MB): no first student waits for them, and every replica on a
 # host maps the same read-only files.
-RUN python -c "from attention_core.gpt_weights import read_weights, untrained_weights; read_weights(); untrained_weights()"
+RUN python -c "from attention_core.gpt.weights import read_weights, untrained_weights; read_weights(); untrained_weights()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

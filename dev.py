@@ -61,7 +61,7 @@ def ensure_env(requirements: str, also_satisfied_by: tuple[str, ...] = ()) -> No
 
 BUILD_GPT_CACHES = """
 try:
-    from attention_core.gpt_weights import read_weights, untrained_weights
+    from attention_core.gpt.weights import read_weights, untrained_weights
     read_weights(); untrained_weights()
 except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it
     print(f"(the GPT's float32 caches are not built: {missing})")

@@ -102,7 +102,7 @@ MAX_BATCH = [64]  # --max-batch: 1 serves one student at a time (the "before" of
 
 
 def new_server():
-    from attention_core.gpt_batching import GenerationServer, gpt_step_functions
+    from attention_core.gpt.batching import GenerationServer, gpt_step_functions
     return GenerationServer(gpt_step_functions(model()[0]), max_batch=MAX_BATCH[0])
 
 
@@ -132,7 +132,7 @@ def run_students(server, requests) -> list[dict]:
 
 
 def bench_one(tokens: int) -> None:
-    from attention_core.gpt_batching import GenerationRequest
+    from attention_core.gpt.batching import GenerationRequest
     _, tokenizer = model()
     server = new_server()
     request = GenerationRequest(tuple(tokenizer.encode("The capital of France is")), seed=1, max_new_tokens=tokens)
@@ -144,7 +144,7 @@ def bench_one(tokens: int) -> None:
 
 
 def bench_same(students: int, tokens: int) -> None:
-    from attention_core.gpt_batching import GenerationRequest
+    from attention_core.gpt.batching import GenerationRequest
     _, tokenizer = model()
     server = new_server()
     request = GenerationRequest(tuple(tokenizer.encode("Once upon a time, in a small village,")), seed=3,
@@ -157,7 +157,7 @@ def bench_same(students: int, tokens: int) -> None:
 
 
 def bench_class(students: int, tokens: int) -> None:
-    from attention_core.gpt_batching import GenerationRequest
+    from attention_core.gpt.batching import GenerationRequest
     _, tokenizer = model()
     server = new_server()
     requests = [GenerationRequest(tuple(tokenizer.encode(p)), temperature=0.8, seed=i, max_new_tokens=tokens)
@@ -191,7 +191,8 @@ def smaps_mb() -> dict:
 def memory_child(hold: str, ready: str) -> None:
     """One process: memory after imports, after the model, after a prompt's maps and a generation; then it waits
     (file `hold` present) so the other process's model is mapped at the same time."""
-    from attention_core import gpt, gpt_batching  # noqa: F401 - the imports are part of "before"
+    from attention_core import gpt  # noqa: F401 - the imports are part of "before"
+    from attention_core.gpt import batching as gpt_batching
     before = smaps_mb()
     weights, tokenizer = model()
     loaded = smaps_mb()

@@ -73,7 +73,7 @@ def no_gpt_package(monkeypatch):
     import importlib.metadata as metadata
 
     import attention_core.gpt
-    from attention_core.gpt_weights import PACKAGE as GPT_PACKAGE
+    from attention_core.gpt.weights import PACKAGE as GPT_PACKAGE
 
     found = metadata.distribution
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core import gpt, gpt_weights
+from attention_core import gpt
+
+from attention_core.gpt import weights as gpt_weights
 from attention_core.blas import single_blas_thread
 from ui.gpt_circuits import greedy_continuation
 

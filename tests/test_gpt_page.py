@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from attention_core import gpt
+from attention_core.gpt import model as gpt_model
 from tests.apptest_utils import assert_clean, open_page
 from tests.test_predictions import shown_before
 
@@ -99,7 +100,7 @@ def test_every_question_comes_before_what_answers_it(lang):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_model_card_counts_the_parameters_from_the_file(lang):
     import gguf
-    from attention_core.gpt_weights import gguf_path
+    from attention_core.gpt.weights import gguf_path
 
     reader = gguf.GGUFReader(str(gguf_path()))
     params = sum(int(np.prod([int(s) for s in t.shape])) for t in reader.tensors)
@@ -210,7 +211,8 @@ def test_the_leak_tests_second_pass_runs_only_for_a_learner_who_answered(monkeyp
         calls.append(tuple(int(i) for i in ids))
         return real(weights, ids, all_logits)
 
-    monkeypatch.setattr(gpt, "forward", counting)
+    monkeypatch.setattr(gpt, "forward", counting)  # the package's name, as the page calls it
+    monkeypatch.setattr(gpt_model, "forward", counting)  # and the module's, as the model's own functions call it
     text = "The leak test runs only when a learner asks for it, here"  # a prompt no other test or start-up reads
     at = custom(text)
     assert_clean(at)
@@ -260,7 +262,7 @@ def test_the_sink_numbers(lang):
 def repeated_study():
     """The page's repeated random sequences, measured here with loops: the head picked on the picking set, its score
     on the scoring set, and the mean loss per token on each copy of the scoring set."""
-    from attention_core.gpt_heads import induction_sets
+    from attention_core.gpt.heads import induction_sets
 
     sets = induction_sets(count=8, length=20)
 

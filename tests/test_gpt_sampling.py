@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.gpt_sampling import entropy_nats, sample_token, sampling_probs
+from attention_core.gpt.sampling import entropy_nats, sample_token, sampling_probs
 from tests.hypothesis_budget import examples
 
 

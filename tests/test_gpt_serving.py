@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from attention_core.gpt_batching import (
+from attention_core.gpt.batching import (
     GenerationError, GenerationRequest, GenerationServer, SingleFlight, StepFunctions, step_seed,
 )
 

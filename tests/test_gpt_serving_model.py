@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from attention_core.gpt_batching import GenerationError, GenerationRequest, GenerationServer, step_seed
+from attention_core.gpt.batching import GenerationError, GenerationRequest, GenerationServer, step_seed
 from tests.test_gpt_serving import generation_threads, read_all, wait_for
 
 
@@ -20,8 +20,8 @@ from tests.test_gpt_serving import generation_threads, read_all, wait_for
     (dict(prompt_ids=(5,), temperature=-1.0), "temperature must be a finite number >= 0"),
 ])
 def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, message):
-    from attention_core.gpt_batching import gpt_step_functions
-    from attention_core.gpt_weights import GPTConfig
+    from attention_core.gpt.batching import gpt_step_functions
+    from attention_core.gpt.weights import GPTConfig
 
     functions = gpt_step_functions(types.SimpleNamespace(config=GPTConfig()))  # check needs only the sizes
     with pytest.raises(GenerationError) as refused:
@@ -32,8 +32,9 @@ def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, messag
 
 @pytest.mark.slow
 def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sample_token():
-    from attention_core import gpt, gpt_sampling
-    from attention_core.gpt_batching import gpt_step_functions
+    from attention_core import gpt
+    from attention_core.gpt import sampling as gpt_sampling
+    from attention_core.gpt.batching import gpt_step_functions
 
     weights, tokenizer = gpt.default_model()
     reqs = [GenerationRequest(tuple(tokenizer.encode("The capital of France is")), temperature=0.7, seed=5,

@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_core import gpt, gpt_weights
-from attention_core.gpt_weights import GPTConfig, GPTUnavailable
+from attention_core import gpt
+
+from attention_core.gpt import weights as gpt_weights
+from attention_core.gpt.weights import GPTConfig, GPTUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +123,7 @@ def test_the_installed_model_is_memory_mapped_read_only():
 BUILD = """
 import sys
 from pathlib import Path
-from attention_core import gpt_weights
+from attention_core.gpt import weights as gpt_weights
 folder = gpt_weights.model_cache_dir(gpt_weights.gguf_path(), cache_root=Path(sys.argv[1]))
 print(folder)
 """

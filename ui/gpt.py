@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt_weights import GPTUnavailable, parameter_count, untrained_weights
+from attention_core.gpt.weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
 from ui.common import BOX_CHARS, MAX_CHARS, explanation, guarded_fragment, md_escape
@@ -179,7 +179,7 @@ def model_card(t) -> None:
     st.caption(t("common.read_the_code", path=READABLE_CODE))
 
 
-READABLE_CODE = "attention_core/gpt.py"  # the forward pass a learner reads: one function per step, shapes in comments
+READABLE_CODE = "attention_core/gpt/model.py"  # the forward pass a learner reads: one function per step, shapes in comments
 
 
 # ---------------------------------------------------------------- the prompt

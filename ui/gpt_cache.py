@@ -9,7 +9,7 @@ import time
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt_weights import parameter_count
+from attention_core.gpt.weights import parameter_count
 from charts.gpt import grouped_bars
 from ui.common import explanation, guarded_fragment, predict_then_reveal
 from ui.display import show_plotly

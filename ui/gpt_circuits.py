@@ -13,9 +13,9 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import gpt
-from attention_core import gpt_heads as heads
+from attention_core.gpt import heads
 from attention_core.measure import head_stats
-from attention_core.gpt_sampling import sampling_probs
+from attention_core.gpt.sampling import sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
 from ui.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal

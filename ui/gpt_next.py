@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from attention_core.gpt_batching import GenerationError
-from attention_core.gpt_sampling import entropy_nats, sampling_probs
+from attention_core.gpt.batching import GenerationError
+from attention_core.gpt.sampling import entropy_nats, sampling_probs
 from charts.gpt import next_token_bars
 from ui.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.display import show_plotly
@@ -44,7 +44,7 @@ class Knobs:
     top_p: float  # 1.0: off
 
     def sampling(self) -> dict:
-        """-> the keyword arguments of attention_core.gpt_sampling (None: that knob off)."""
+        """-> the keyword arguments of attention_core.gpt.sampling (None: that knob off)."""
         return {"temperature": self.temperature, "top_k": self.top_k or None,
                 "top_p": self.top_p if self.top_p < 1.0 else None}
 

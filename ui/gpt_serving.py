@@ -1,5 +1,5 @@
 """The GPT lesson's generation, shared by every session of the server process: one GenerationServer
-(attention_core.gpt_batching: continuous batching and single flight) over the installed model.
+(attention_core.gpt.batching: continuous batching and single flight) over the installed model.
 
     stream_generation(prompt_ids, *, temperature=1.0, top_k=None, top_p=None, seed=0, max_new_tokens=20,
                       cancel=None) -> Iterator[tuple[int, float]]
@@ -17,7 +17,7 @@ from typing import Iterator, Sequence
 
 import streamlit as st
 
-from attention_core.gpt_batching import GenerationRequest, GenerationServer, gpt_step_functions
+from attention_core.gpt.batching import GenerationRequest, GenerationServer, gpt_step_functions
 
 
 @st.cache_resource(show_spinner=False)

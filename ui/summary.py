@@ -289,7 +289,7 @@ def section_further(t: Translator) -> None:
 def section_induction(t: Translator) -> None:
     """Lesson 9's claim: a real GPT copies a repeated random sequence (induction heads), measured once per process;
     without the model's package the claim is said in words and the caption says why there is no figure."""
-    from attention_core.gpt_weights import GPTUnavailable
+    from attention_core.gpt.weights import GPTUnavailable
     from charts.gpt import grouped_bars
     from ui import gpt_circuits
 

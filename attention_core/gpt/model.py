@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import softmax
-from attention_core.gpt_tokenizer import BPETokenizer
-from attention_core.gpt_weights import (  # noqa: F401 - parameter_count: the model's size, for the page
+from attention_core.gpt.tokenizer import BPETokenizer
+from attention_core.gpt.weights import (  # noqa: F401 - parameter_count: the model's size, for the page
     GPTConfig, GPTWeights, gguf_path, parameter_count, read_vocabulary, read_weights)
 
 CONTEXT_LENGTH = 8192  # the model's trained context (llama.context_length)

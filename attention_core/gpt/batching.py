@@ -339,9 +339,10 @@ STOP_IDS = frozenset({0, 2})  # <|endoftext|> and <|im_end|>: the model ends its
 
 def gpt_step_functions(weights) -> StepFunctions:
     """GPTWeights -> the scheduler's view of attention_core.gpt: one gpt.run pass per step, seeded sampling with
-    attention_core.gpt_sampling (the token is sample_token's with seed step_seed(seed, step); its probability is
+    attention_core.gpt.sampling (the token is sample_token's with seed step_seed(seed, step); its probability is
     sampling_probs' at that token), stopping at <|endoftext|> and <|im_end|>."""
-    from attention_core import gpt, gpt_sampling
+    from attention_core import gpt
+    from attention_core.gpt import sampling as gpt_sampling
     from attention_core.attention import softmax
 
     def new_cache(expected_length: int):
