@@ -6,7 +6,7 @@
 Memory is read from /proc/self/status before and after the first load (RssAnon = private memory, RssFile = the
 memory-mapped file's pages, shared by every process on the machine), so run it as its own process. Times are
 wall-clock medians (time.perf_counter); the forward pass also in the thread's CPU time (time.thread_time), which
-leaves out waiting for a busy core. The forward pass runs on one BLAS thread (attention_core.bert does that
+leaves out waiting for a busy core. The forward pass runs on one BLAS thread (attention_core.pretrained.bert does that
 itself). Asserts nothing.
 """
 
@@ -60,7 +60,7 @@ def memory_of_loading() -> None:
 
 
 def ids_of_length(model, n: int) -> list[int]:
-    from attention_core import wordpiece
+    from attention_core.pretrained import wordpiece
     tokens = wordpiece.tokenize(LONG_TEXT, model.vocabulary)
     return [tokens[0].id] + [t.id for t in tokens[1:n - 1]] + [tokens[-1].id]
 
@@ -105,7 +105,9 @@ def forward_cost(repeats: int) -> None:
 
 
 def analyses_cost(repeats: int) -> None:
-    from attention_core import pretrained, pretrained_measure as measure, pretrained_sets
+    from attention_core import pretrained
+    from attention_core.pretrained import measure
+    from attention_core.pretrained import sets as pretrained_sets
     sets = pretrained_sets.load_pretrained_sets()
     model, untrained = pretrained.load_model(), pretrained.build_untrained_copy(0)
     runs = max(3, repeats // 5)
@@ -127,7 +129,9 @@ def _count(c) -> str:
 
 
 def findings() -> None:
-    from attention_core import pretrained, pretrained_measure as measure, pretrained_sets
+    from attention_core import pretrained
+    from attention_core.pretrained import measure
+    from attention_core.pretrained import sets as pretrained_sets
     sets = pretrained_sets.load_pretrained_sets()
     model = pretrained.load_model()
     mine = measure.set_results(model, sets)

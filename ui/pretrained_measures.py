@@ -1,7 +1,7 @@
 """Lesson 8's measured sections: the tired/wide minimal pair, the "it" head by what holds out, agreement through
 minimal pairs, the Winograd pairs against what the best of 72 heads reaches by chance, and the catalogue.
 
-Every number comes from attention_core.pretrained_measure (made once per process at start-up, ui/pretrained.py):
+Every number comes from attention_core.pretrained.measure (made once per process at start-up, ui/pretrained.py):
 heads picked on one half of a set and scored on the other, counts with Wilson 95 % intervals, a positional rule and
 the untrained copy alongside.
 """
@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.measure.head_stats import Count, head_name
-from attention_core.pretrained_measure import ROWS, PairStudy
+from attention_core.pretrained.measure import ROWS, PairStudy
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
 from ui.common import csv_download, data_table, explanation

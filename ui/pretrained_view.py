@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core import pretrained_heads as heads
+from attention_core.pretrained import heads
 from attention_core.self_attention import top_targets
 from charts.matrix import HALF_PAGE_PLOT_PX, attention_heatmap
 from charts.pretrained import (

