@@ -12,7 +12,7 @@ import numpy as np
 
 from attention_core.glove.pronouns import PronounSentence
 from attention_core.pretrained import Model, read_text
-from attention_core.pretrained_heads import span_weight
+from attention_core.pretrained.heads import span_weight
 
 
 def candidates(sentences: Sequence[PronounSentence]) -> np.ndarray:
