@@ -7,12 +7,12 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ui.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
-from ui.display import page_style, presenter_style
-from ui.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
-from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES
-from ui.streamlit_compat import FragmentHandledException
-from ui import startup
+from ui.shared.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
+from ui.shared.display import page_style, presenter_style
+from ui.shared.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
+from ui.shared.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from ui.shared.streamlit_compat import FragmentHandledException
+from ui.shared import startup
 
 startup.start()  # once per process (later runs: no-op)
 
@@ -20,7 +20,7 @@ startup.start()  # once per process (later runs: no-op)
 # the one request that left the machine (an offline classroom has no such CDN).
 PAGE_ICON = Path(__file__).resolve().parent / "assets" / "page_icon.png"
 st.set_page_config(page_title="Attention, live", page_icon=PAGE_ICON, layout="wide")
-st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # full runs, for ui.links.show_stored_choice
+st.session_state[FULL_RUN] = st.session_state.get(FULL_RUN, 0) + 1  # full runs, for ui.shared.links.show_stored_choice
 
 # The language lives in the URL as ?lang=en|ja (the code, not the label), held by a hidden text box bound to the URL.
 # Streamlit's browser side carries bound parameters over a page change, so a page change needs no URL write of ours
@@ -74,7 +74,7 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-follow_history(page.url_path)  # Back to a page left by a link restores its link (ui/links.py says why)
+follow_history(page.url_path)  # Back to a page left by a link restores its link (ui/shared/links.py says why)
 link_params = st.query_params.to_dict()
 # A widget that already held a value did not take it from the URL in this run, so a value of it that disappears from
 # the URL now (a person went back to a default, a new preset reset a token) is no bad link: only report the others.

@@ -31,7 +31,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.widgets import Widget, is_widget_element
 
-STREAMLIT_VERSION = "1.67.0"  # the protocol this client speaks (ui/streamlit_compat.py holds the app's internals)
+STREAMLIT_VERSION = "1.67.0"  # the protocol this client speaks (ui/shared/streamlit_compat.py holds the app's internals)
 STREAM_PATH = "/_stcore/stream"
 DEFAULT_MAX_CACHED_MESSAGE_AGE = 2  # NewSession.config.max_cached_message_age in 1.67
 SIDEBAR_WEIGHT = 0.15  # a student mostly plays with the lesson, now and then with the sidebar

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import causal
-from ui.common import page_header, translator, what_to_try
+from ui.shared.common import page_header, translator, what_to_try
 
 FORMULA = (r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
            r"\qquad \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")

@@ -6,7 +6,7 @@ Claim: the famous "it -> animal" pattern is what training produces.
 import streamlit as st
 
 from ui import glove, glove_sentence
-from ui.common import guarded_fragment, page_header, translator, what_to_try
+from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (r"w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}}\, K^\top}{\sqrt{d_k}}\right),"
            r"\qquad \operatorname{rank}(\text{target}) = 1 + \#\{\, j : w_j > w_{\text{target}} \}")

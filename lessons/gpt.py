@@ -6,7 +6,7 @@ and what becomes of Japanese. The famous sentence, the repeated sequences and Ja
 stay when the prompt is empty.
 """
 
-from ui.common import page_header, translator, what_to_try
+from ui.shared.common import page_header, translator, what_to_try
 from ui.gpt import S, formula, japanese_section, model_card, model_or_message, prompt_picker
 from ui.gpt_cache import cache_section
 from ui.gpt_circuits import induction_section, sink_section

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import home
-from ui.common import page_header, translator
+from ui.shared.common import page_header, translator
 
 FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 

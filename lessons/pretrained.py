@@ -7,7 +7,7 @@ ui/pretrained_view.py. The two predictions come before any figure that would ans
 
 import streamlit as st
 
-from ui.common import page_header, translator, what_to_try
+from ui.shared.common import page_header, translator, what_to_try
 from ui.pretrained import S, find_section, formula, model_or_message, predictions, sentence_picker, sink_section
 from ui.pretrained_measures import catalogue_section, pair_section
 from ui.pretrained_view import heads_section

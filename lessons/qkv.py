@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import qkv
-from ui.common import guarded_fragment, page_header, translator, what_to_try
+from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = r"s_i = \frac{q \cdot k_i}{\tau}, \qquad w = \mathrm{softmax}(s), \qquad \text{output} = \sum_i w_i \, v_i"
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import rnn
-from ui.common import guarded_fragment, page_header, translator, what_to_try
+from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (
     r"h_t = \tanh\left(W_x x_t + W_h h_{t-1} + b\right), \qquad "

@@ -1,7 +1,7 @@
 """Lesson 4, why divide by sqrt(d_k): random q . k has variance d; unscaled, softmax saturates and the gradient dies."""
 
 from ui import scaling
-from ui.common import guarded_fragment, page_header, translator, what_to_try
+from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (r"\operatorname{Var}(q \cdot k) = d_k \qquad "
            r"\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}\,\tau}\right)")

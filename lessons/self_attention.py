@@ -3,8 +3,8 @@
 import streamlit as st
 
 from ui import self_attention
-from ui.common import guarded_fragment, page_header, translator, what_to_try
-from ui.links import url_selectbox
+from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
+from ui.shared.links import url_selectbox
 
 S = "self_attention"
 FORMULA = (r"A = \mathrm{softmax}\!\left(\frac{(X W_Q)(X W_K)^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{n \times n},"

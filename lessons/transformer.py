@@ -4,7 +4,7 @@ and a position-wise feed-forward layer with residual connections and layer norm 
 import streamlit as st
 
 from ui import transformer
-from ui.common import guarded_fragment, page_header, translator, what_to_try
+from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (r"\mathrm{PE}_{(p,\,2i)} = \sin\frac{p}{10000^{2i/d}},\ \ \mathrm{PE}_{(p,\,2i+1)} = \cos\frac{p}{10000^{2i/d}}"
            r"\qquad H = \mathrm{LN}\big(Z + \mathrm{Attn}(Z)\big),\ \ Y = \mathrm{LN}\big(H + \mathrm{FFN}(H)\big)")

@@ -48,7 +48,7 @@ def text_problems(texts, lang: str) -> list[str]:
 def locale_problems(lang: str, skip: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """key -> the rules above broken by that locale text as written ({placeholders} left out), for every file of the
     language except ``skip`` (file stems)."""
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     found = {}
     for key, text in load_strings(lang).items():

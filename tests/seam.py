@@ -1,7 +1,7 @@
 """Helpers for the page-seam tests (tests/test_page_seam_*.py): read what a page SHOWS (a figure by its widget key,
 a sentence by its locale template) without going through the page's own ui/ or charts/ helpers.
 
-Expected labels come from locales/<lang>/*.toml, read here with tomllib (not through ui.i18n), so a test survives a
+Expected labels come from locales/<lang>/*.toml, read here with tomllib (not through ui.shared.i18n), so a test survives a
 rewording of a sentence but fails when the page shows the wrong key, the wrong number or the wrong order."""
 
 from __future__ import annotations

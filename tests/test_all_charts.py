@@ -27,7 +27,7 @@ from charts.tokens import LINE_TRACE_PREFIX, token_lines
 from charts.pretrained import model_view, upright_keys
 from charts.transformer import feature_heatmap
 from tests.apptest_utils import decode_array
-from ui.display import presenter_spec, touch_spec
+from ui.shared.display import presenter_spec, touch_spec
 
 
 def rows(n_q: int, n_k: int, seed: int = 0) -> np.ndarray:

@@ -41,7 +41,7 @@ def test_home_demo_rows_sum_to_one_and_change_with_seed():
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_lesson_titles_are_numbered_like_the_navigation(lang):
     """Nav label and page title of lesson N both start "N · "; no Markdown-eaten underscore (√d_k) in either."""
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     strings = load_strings(lang)
     lessons = [p for p in PAGES if p.section != "home"]
@@ -55,7 +55,7 @@ def test_lesson_titles_are_numbered_like_the_navigation(lang):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_page_shows_its_numbered_title(lang):
     at = open_page("scaling", lang)
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     assert at.title[0].value == load_strings(lang)["scaling.title"]
     assert at.title[0].value.startswith("4 · ") and "√dₖ" in at.title[0].value
@@ -79,7 +79,7 @@ def test_open_page_catches_a_test_that_draws_another_page():
 
 
 def test_sci_writes_powers_of_ten_like_a_textbook():
-    from ui.i18n import sci
+    from ui.shared.i18n import sci
     assert sci(1.7e-07) == "1.7 × 10⁻⁷"
     assert sci(4.123e-6, 3) == "4.12 × 10⁻⁶"
     assert sci(2.5e12) == "2.5 × 10¹²"
@@ -88,6 +88,6 @@ def test_sci_writes_powers_of_ten_like_a_textbook():
 
 
 def test_lists_inside_a_sentence_use_the_languages_separator():
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
     assert Translator("en").join(["a", "b", "c"]) == "a, b, c"
     assert Translator("ja").join(["猫", "マット"]) == "猫、マット"

@@ -203,8 +203,8 @@ def test_the_core_has_one_softmax():
     from pathlib import Path
 
     core = Path(__file__).resolve().parent.parent / "attention_core"
-    found = {path.name: re.findall(r"def (\w*softmax)\(", path.read_text(encoding="utf-8"))
-             for path in sorted(core.glob("*.py"))}
+    found = {path.relative_to(core).as_posix(): re.findall(r"def (\w*softmax)\(", path.read_text(encoding="utf-8"))
+             for path in sorted(core.rglob("*.py"))}
     assert found.pop("attention.py") == ["softmax", "log_softmax"]
     assert {name: defs for name, defs in found.items() if defs} == {}
 

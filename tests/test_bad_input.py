@@ -24,19 +24,19 @@ from hypothesis import strategies as st
 
 from tests.apptest_utils import decode_array, open_page
 from tests.hypothesis_budget import examples
-from ui.common import md_escape
+from ui.shared.common import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE_FILES = sorted(ROOT.glob("lessons/*.py")) + sorted(ROOT.glob("ui/*.py")) + [ROOT / "streamlit_app.py"]
+CODE_FILES = sorted(ROOT.glob("lessons/*.py")) + sorted(ROOT.glob("ui/**/*.py")) + [ROOT / "streamlit_app.py"]
 
 BAD_TEXTS = {
     "empty": "",
     "spaces": "     ",
     "one_token": "it",
-    "forty_tokens": " ".join(["cat", "dog"] * 20),  # exactly the token limit (ui.common.MAX_TOKENS)
+    "forty_tokens": " ".join(["cat", "dog"] * 20),  # exactly the token limit (ui.shared.common.MAX_TOKENS)
     "too_many_tokens": " ".join(["word"] * 60),
     "ten_thousand_chars": "the cat sat on the mat " * 435,
-    "one_500_char_word": "a" * 500,  # exactly ui.common.MAX_CHARS, as one token
+    "one_500_char_word": "a" * 500,  # exactly ui.shared.common.MAX_CHARS, as one token
     "unknown_only": "xqzzyv blorptang fnordle",
     "emoji": "😀 🙃 🐱",
     "japanese": "猫がマットの上に座った。それは満足そうだった。",

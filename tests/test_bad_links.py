@@ -13,8 +13,8 @@ import pytest
 
 from tests.apptest_utils import open_page
 from tests.test_bad_input import CODE_FILES, ROOT, SETUPS, assert_nothing_broken
-from ui.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, md_escape
-from ui.links import unusable_link_params
+from ui.shared.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, md_escape
+from ui.shared.links import unusable_link_params
 
 LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-params" and url_selectbox choices
     "home": ("home_seed", "presenter", "lang"),
@@ -151,7 +151,7 @@ def test_every_link_parameter_of_a_page_at_once(section, value):
 
 
 def url_selectbox_keys() -> set[str]:
-    """The keys of every ui.links.url_selectbox call in lessons/, ui/ and the frame."""
+    """The keys of every ui.shared.links.url_selectbox call in lessons/, ui/ and the frame."""
     found = set()
     for path in CODE_FILES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -207,7 +207,7 @@ def test_limits_doc_states_the_numbers_of_the_code():
     from attention_core.causal import RANDOM_DIM
     from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, TEMPERATURE_CHOICES
     from ui import glove as glove_sections
-    from ui.common import MAX_TOKENS
+    from ui.shared.common import MAX_TOKENS
 
     doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
     listed = lambda values: ", ".join(f"{v:g}" for v in values)  # noqa: E731

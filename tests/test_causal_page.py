@@ -10,7 +10,7 @@ from attention_core.causal import (
 )
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 

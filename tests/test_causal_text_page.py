@@ -7,7 +7,7 @@ import pytest
 
 from tests.apptest_utils import recorded_downloads
 from tests.test_causal_page import N, answer, open_clean, texts
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -37,7 +37,7 @@ E_NOTATION = re.compile(r"\d[eE][+-]?\d")
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_numbers_are_powers_of_ten_and_lists_use_the_languages_separator(lang):
     """1.2 × 10⁻¹⁶, never 1.2e-16; the newest row's weights are listed with 、 in Japanese."""
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
 
     at = answer(open_clean(lang))
     shown = texts(at)

@@ -1,9 +1,9 @@
-"""ui.common.csv_bytes: UTF-8 with a BOM, made once per distinct table, and never the CSV of another table."""
+"""ui.shared.common.csv_bytes: UTF-8 with a BOM, made once per distinct table, and never the CSV of another table."""
 
 import numpy as np
 import pandas as pd
 
-from ui.common import csv_bytes
+from ui.shared.common import csv_bytes
 
 
 def table(values, tokens=("猫", "it", "animal")) -> pd.DataFrame:

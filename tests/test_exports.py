@@ -16,7 +16,7 @@ from attention_core.scaling import sweep_table
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, open_page, recorded_downloads
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 
 pytestmark = pytest.mark.pages

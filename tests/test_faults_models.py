@@ -14,7 +14,7 @@ from attention_core.pretrained import INSTALL_COMMAND, PACKAGE
 from tests.apptest_utils import assert_clean, open_page, plotly_figures
 from tests.pages import PAGES, page as page_named
 from tests.test_faults import unescaped
-from ui import startup
+from ui.shared import startup
 
 
 def finish_start_up_work(prefix: str) -> None:
@@ -97,7 +97,7 @@ def no_gpt_package(monkeypatch):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_gpt_page_says_how_to_install_its_package(no_gpt_package, lang):
     from ui.gpt import INSTALL_COMMAND as GPT_INSTALL
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     at = open_page(GPT_PAGE.section, lang, timeout=300)
     assert not at.exception, [e.message for e in at.exception]

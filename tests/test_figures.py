@@ -1,4 +1,4 @@
-"""ui.figures (figure dicts built once, cached) and ui.display.show_plotly: the builder's dict reaches the browser as it
+"""ui.shared.figures (figure dicts built once, cached) and ui.shared.display.show_plotly: the builder's dict reaches the browser as it
 is, presenter mode and a phone get their variant of it, and no page writes into a shared dict."""
 
 import copy
@@ -18,8 +18,8 @@ def _sent_script():
 
     from charts.causal import generation_animation
     from charts.matrix import attention_heatmap
-    from ui.display import show_plotly
-    from ui.figures import figure_spec
+    from ui.shared.display import show_plotly
+    from ui.shared.figures import figure_spec
 
     weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.5]])
     frames = np.array([np.where(np.arange(3)[:, None] < k, weights, np.nan) for k in (1, 2, 3)])
@@ -60,7 +60,7 @@ def test_the_browser_gets_the_builders_dict_as_it_is():
 
 
 def test_presenter_mode_sends_the_presenter_variant():
-    from ui.display import presenter_spec
+    from ui.shared.display import presenter_spec
 
     heat, anim = _sent(presenter=True)
     built_heat, built_anim = _built()
@@ -80,7 +80,7 @@ def test_figure_spec_builds_once_per_distinct_arguments():
         import numpy as np
         import streamlit as st
 
-        from ui.figures import figure_spec
+        from ui.shared.figures import figure_spec
 
         builder = st.session_state["builder"]
         w = np.eye(2)
@@ -102,7 +102,7 @@ def test_figure_spec_builds_once_per_distinct_arguments():
 
 
 def test_figure_spec_is_the_builders_dict():
-    from ui.figures import _figure_dict, figure_spec
+    from ui.shared.figures import _figure_dict, figure_spec
 
     _figure_dict.clear()
     w = np.array([[0.5, 0.5], [0.1, 0.9]])
@@ -117,7 +117,7 @@ def test_equal_values_build_once_and_different_values_again():
         calls.append(title)
         return attention_heatmap(weights, rows, cols, title=title)
 
-    from ui.figures import figure_spec
+    from ui.shared.figures import figure_spec
 
     w = np.arange(4.0).reshape(2, 2) / 6
     first = figure_spec(builder, w, ["a", "b"], ["c", "d"], title="t")
@@ -156,7 +156,7 @@ def test_presenter_spec_enlarges_every_text_of_subplots_scenes_menus_and_colour_
 
     from charts.glove import attention_cloud_3d
     from charts.scaling import weights_animation
-    from ui.display import presenter_spec
+    from ui.shared.display import presenter_spec
 
     heat, anim = _built()
     panels = weights_animation([8, 64], np.full((2, 3), 1 / 3), np.full((2, 3), 1 / 3), list("abc"), ("u", "s"), "w",
@@ -183,7 +183,7 @@ def test_presenter_spec_enlarges_every_text_of_subplots_scenes_menus_and_colour_
 def test_touch_spec_fixes_every_axis_and_drag():
     from charts.glove import attention_cloud_3d
     from charts.scaling import weights_animation
-    from ui.display import touch_spec
+    from ui.shared.display import touch_spec
 
     panels = weights_animation([8], np.full((1, 2), 0.5), np.full((1, 2), 0.5), list("ab"), ("u", "s"), "w", "▶", "❚❚")
     cloud = attention_cloud_3d(np.eye(3), list("abc"), [0.2, 0.3, 0.5], 1)
@@ -200,8 +200,8 @@ def test_show_plotly_in_presenter_mode_builds_no_figure():
         import streamlit as st
 
         from charts.matrix import attention_heatmap
-        from ui.display import show_plotly
-        from ui.figures import figure_spec
+        from ui.shared.display import show_plotly
+        from ui.shared.figures import figure_spec
 
         st.session_state.presenter = True
         spec = figure_spec(attention_heatmap, np.eye(3), ["a", "b", "c"], title="t")
@@ -230,8 +230,8 @@ def test_show_plotly_in_presenter_mode_builds_no_figure():
 def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
     """The figure cache hands every session the same dict (st.cache_resource): after every page ran in every mode
     (presenter on, a phone's touch variant), each dict any page got is still exactly what it was when built."""
-    import ui.display
-    import ui.figures as figures
+    import ui.shared.display
+    import ui.shared.figures as figures
     from tests.apptest_utils import open_page
     from tests.pages import PAGES
 
@@ -246,7 +246,7 @@ def test_no_page_writes_into_a_shared_figure_dict(monkeypatch):
     monkeypatch.setattr(figures, "_figure_dict", recording)
     for page in PAGES:
         open_page(page.section)
-    monkeypatch.setattr(ui.display, "on_touch_device", lambda: True)
+    monkeypatch.setattr(ui.shared.display, "on_touch_device", lambda: True)
     for page in PAGES:
         at = open_page(page.section, query={"presenter": "true"})
         at.run()

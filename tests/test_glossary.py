@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from tests.apptest_utils import assert_clean, open_page
-from ui.i18n import LOCALES_DIR, load_strings
+from ui.shared.i18n import LOCALES_DIR, load_strings
 
 GLOSSARY = tomllib.loads((LOCALES_DIR / "glossary.toml").read_text(encoding="utf-8"))
 JA = f"[{GLOSSARY['punctuation']['japanese_chars']}]"

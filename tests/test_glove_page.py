@@ -10,7 +10,7 @@ from attention_core.glove import embed
 from attention_core.glove.rows import projected_row, ranks_in_rows, raw_row
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 

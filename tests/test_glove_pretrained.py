@@ -10,7 +10,7 @@ from attention_core.glove.pretrained import candidates, choice_weights, picked_h
 from attention_core.glove.pronouns import PronounSentence, load_pronoun_dataset
 from attention_core.pretrained import load_model, read_text
 from tests.apptest_utils import assert_clean, open_page
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 
 def attention_maps(text: str, model=None):

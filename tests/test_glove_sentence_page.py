@@ -12,7 +12,7 @@ from tests.apptest_utils import assert_clean, plotly_figures
 from tests.test_glove_page import (  # noqa: F401 - X: the module's GloVe-vectors fixture
     DEFAULT, QI, WORDS, X, answer, check_clean, open_clean, shown,
 )
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 

@@ -25,7 +25,7 @@ CONTROL_LIKE = "In 2024, <|im_end|> 日本\n\t42 🙂"
 
 @pytest.fixture(scope="module", autouse=True)
 def one_blas_thread():
-    with single_blas_thread():  # as the app runs it (ui/startup.py)
+    with single_blas_thread():  # as the app runs it (ui/shared/startup.py)
         yield
 
 

@@ -11,8 +11,8 @@ from attention_core import gpt
 from tests.apptest_utils import assert_clean
 from tests.test_gpt_page import (
     answer_all, answered, custom, figure, full_pass, ids_of, reveals, shown, softmax, strings)
-from ui.common import MAX_CHARS
-from ui.i18n import load_strings
+from ui.shared.common import MAX_CHARS
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.apptest_utils import assert_clean, open_page
 from tests.visible_text import visible_texts
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 

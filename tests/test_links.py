@@ -1,6 +1,6 @@
 """Shareable links: which parameters of a link were dropped as invalid."""
 
-from ui.links import ignored_link_params
+from ui.shared.links import ignored_link_params
 
 
 def test_valid_and_default_params_are_not_reported():
@@ -53,10 +53,10 @@ class _Params(dict):
 
 
 def _frame(monkeypatch, *, history: bool, sent: dict, now: dict, state: dict):
-    """One frame run of ui.links.follow_history with a fake Streamlit: -> (rerun asked, the URL after)."""
+    """One frame run of ui.shared.links.follow_history with a fake Streamlit: -> (rerun asked, the URL after)."""
     import types
 
-    from ui import links
+    from ui.shared import links
 
     params = _Params(now)
     fake = types.SimpleNamespace(session_state=state, query_params=params, rerun=lambda: (_ for _ in ()).throw(_Rerun()))
@@ -67,7 +67,7 @@ def _frame(monkeypatch, *, history: bool, sent: dict, now: dict, state: dict):
 
 
 def run_frame(monkeypatch, page: str, **kwargs) -> tuple[bool, dict]:
-    from ui.links import follow_history
+    from ui.shared.links import follow_history
 
     _, params = _frame(monkeypatch, **kwargs)
     try:

@@ -1,5 +1,5 @@
 """AppTest: an answered prediction survives what a class does between questions: a sentence the page cannot read
-(one word, empty), a changed sentence, a visit to another page and back (ui.common.predict_then_reveal keeps the
+(one word, empty), a changed sentence, a visit to another page and back (ui.shared.common.predict_then_reveal keeps the
 answer for the session). Lesson 8's questions are about the famous sentence, so they stay asked and answered while
 the learner's own sentence cannot be read. (The browser side: tests/browser/test_state.py.)"""
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1.element_tree import Block
 
 from tests.apptest_utils import assert_clean, open_page, plotly_figures
 from tests.pages import PAGES
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 # page, the question's radio key, the right option, and the answer's key facts that must not show before it.
 OPENED_AT = {"qkv": {"qkv_step": "3"}}  # the library asks its question in step 3

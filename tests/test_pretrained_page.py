@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 from streamlit.testing.v1 import AppTest
 
 from attention_core.pretrained import load_model, read_text
 from attention_core.pretrained.measure import lesson_measures, set_results
 from attention_core.pretrained.sets import load_pretrained_sets
 from tests.apptest_utils import assert_clean, decode_array, open_page
-from ui import startup
-from ui.common import MAX_CHARS, MAX_TOKENS
+from ui.shared import startup
+from ui.shared.common import MAX_CHARS, MAX_TOKENS
 
 
 def attention_maps(text: str, model=None):

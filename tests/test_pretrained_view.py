@@ -76,7 +76,7 @@ def test_the_opened_heads_csv_holds_its_weights(lang, reference, monkeypatch):
 
 
 def test_on_a_phone_the_model_view_says_tap_not_hover(monkeypatch):
-    from ui import display
+    from ui.shared import display
 
     monkeypatch.setattr(display, "on_touch_device", lambda: True)
     import ui.pretrained_view as view

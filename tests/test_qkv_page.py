@@ -238,7 +238,7 @@ def test_the_shares_are_listed_as_the_language_lists(lang):
     """Step 2's sentence lists the four books' shares with the language's separator (、 in Japanese), and no number or
     list on any step breaks the page's number style."""
     from tests.number_style import number_style_problems
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
 
     t = Translator(lang)
     at = go_to(open_page(PAGE, lang), 2)

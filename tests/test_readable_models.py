@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.apptest_utils import assert_clean, open_page
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 ROOT = Path(__file__).resolve().parent.parent
 READABLE = {"pretrained": "attention_core/pretrained/bert_readable.py", "gpt": "attention_core/gpt/model.py"}

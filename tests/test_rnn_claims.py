@@ -170,7 +170,7 @@ def test_length_helpers():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_generated_probe_lines_quote_the_computation(lang):
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
     from ui.rnn import probe_lines
 
     lines = probe_lines(Translator(lang), probe(), best())

@@ -11,7 +11,7 @@ from attention_core.rnn_probe import best_case_memory, memory_probe
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
-from ui.i18n import sci
+from ui.shared.i18n import sci
 
 pytestmark = pytest.mark.pages
 
@@ -140,7 +140,7 @@ def test_bad_sentences_give_messages_not_errors(lang):
         "qwzxv blorptification": "rnn.no_known",
         "猫がマットに座った": "rnn.no_known",
     }
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
 
     t = Translator(lang)
     for text, message in cases.items():
@@ -233,7 +233,7 @@ def test_long_short_one_word_long_in_one_session(lang, glove):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_japanese_typed_text_is_told_english_only(lang):
     at = use_text(open_page(PAGE, lang), "猫がマットに座った")
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
 
     t = Translator(lang)
     assert any(t("rnn.no_known") in w.value for w in at.warning)
@@ -241,7 +241,7 @@ def test_japanese_typed_text_is_told_english_only(lang):
 
 
 def test_probe_csv_has_every_curve_and_translated_headers():
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
 
     for lang in ("en", "ja"):
         at = open_page(PAGE, lang)
@@ -257,7 +257,7 @@ def test_probe_csv_has_every_curve_and_translated_headers():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_presenter_mode_and_the_framing(lang):
-    from ui.i18n import Translator
+    from ui.shared.i18n import Translator
 
     at = open_page(PAGE, lang, query={"presenter": "true"})
     assert_clean(at)
@@ -275,7 +275,7 @@ def test_attentions_line_varies_with_the_words_not_with_distance(glove):
     """Predict_why: attention's line is not flat (about tenfold from the smallest to the largest at the defaults), yet
     nothing in it shrinks with distance: a word repeated at two positions gets the same norm (no position in the
     layer), and the first word is above the median word."""
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     tokens = tokenize(next(s.text for s in load_sentences() if s.id == "long_memory"))
     att = influence_profile(embed(tokens, glove)[0], 32, 0.9, 0).attention_norm

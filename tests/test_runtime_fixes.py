@@ -1,12 +1,12 @@
-"""Process start-up. ui.startup: the background work runs once per process however often and from however many threads
+"""Process start-up. ui.shared.startup: the background work runs once per process however often and from however many threads
 it is started or asked for, and is tried again after a failure (the runtime fix it applies: tests/test_streamlit_compat.py)."""
 
 import threading
 
 import pytest
 
-from ui import startup
-from ui.startup import Background
+from ui.shared import startup
+from ui.shared.startup import Background
 
 
 class Counted:

@@ -17,7 +17,7 @@ from attention_core.scaling import (
 )
 from tests.apptest_utils import assert_clean, open_page, plotly_figures
 from tests.hypothesis_budget import examples
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 from ui.scaling import TABLE_SEED, table, two_seed_bound
 
 PAGE = "scaling"

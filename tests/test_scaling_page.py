@@ -8,7 +8,7 @@ import pytest
 
 from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TEMPERATURE_CHOICES, prefix_weights, random_query_keys
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 

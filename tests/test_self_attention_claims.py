@@ -20,7 +20,7 @@ from attention_core.text import tokenize
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from tests.apptest_utils import open_page
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 DATA = load_self_attention()
 EN, JA = load_strings("en"), load_strings("ja")

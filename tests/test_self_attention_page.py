@@ -7,7 +7,7 @@ import pytest
 from attention_core.self_attention import HEADS, load_self_attention, mix_steps, multi_head_parts, preset_heads
 from charts.tokens import LINE_TRACE_PREFIX
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -210,7 +210,7 @@ def test_no_note_without_an_old_link():
 
 
 def test_link_opens_the_same_view():
-    # sa_preset is the preset's id (ui.links.url_selectbox), not its label
+    # sa_preset is the preset's id (ui.shared.links.url_selectbox), not its label
     query = {"sa_preset": "animal", "sa_cutoff": "0.5", "sa_token": "4"}
     at = open_page(PAGE, "ja", query=query)
     assert at.selectbox(key="sa_preset").value == "animal"

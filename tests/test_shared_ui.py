@@ -1,4 +1,4 @@
-"""The shared page furniture of ui/common.py on every lesson: a wrong prediction names the right option, the
+"""The shared page furniture of ui/shared/common.py on every lesson: a wrong prediction names the right option, the
 "What to try" box sits in one place (right under the controls, above every result) and is a short hint in presenter
 mode where the lesson has one, and lists inside a sentence use the language's separator."""
 
@@ -13,8 +13,8 @@ from streamlit.testing.v1.element_tree import Block
 from tests.apptest_utils import assert_clean, open_page
 from tests.pages import PAGES
 from tests.test_predictions import OPENED_AT, QUESTIONS
-from ui.common import quoted_option
-from ui.i18n import Translator, load_strings
+from ui.shared.common import quoted_option
+from ui.shared.i18n import Translator, load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -114,8 +114,8 @@ def test_every_try_short_exists_in_both_languages():
 def _unknown_words_page():
     import streamlit as st
 
-    from ui.common import show_unknown
-    from ui.i18n import Translator
+    from ui.shared.common import show_unknown
+    from ui.shared.i18n import Translator
 
     show_unknown(Translator(st.query_params.get("lang", "en")), ["xqzv", "blorf", "猫", "。"])
 
@@ -133,7 +133,7 @@ def test_show_unknown_lists_words_with_the_languages_separator(lang, separator, 
 
 
 def test_presenter_tables_are_html_tables_and_number_matrices_stay_grids():
-    """ui.common.data_table: on a projector a lesson's table is st.table (it wraps to the column and takes the large
+    """ui.shared.common.data_table: on a projector a lesson's table is st.table (it wraps to the column and takes the large
     font); lesson 3's matrices (a column per token) stay sortable grids, which scroll."""
     normal = open_page("causal", "en")
     presenter = open_page("causal", "en", query={"presenter": "true"})

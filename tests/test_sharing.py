@@ -15,7 +15,7 @@ import pytest
 from attention_core.qkv import load_library
 from tests.apptest_utils import assert_clean, open_page
 from tests.pages import PAGES
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
 
@@ -48,7 +48,7 @@ BY_HAND = {
               ("glove_target", "dog"), ("glove_dk", 50), ("glove_seed", 9), ("glove_cloud", "projected")],
 }
 FILES = {p.section: p.file for p in PAGES}
-# Parameters written by ui.links.url_selectbox (not by Streamlit's own binding): they stay in the URL as ids.
+# Parameters written by ui.shared.links.url_selectbox (not by Streamlit's own binding): they stay in the URL as ids.
 ID_PARAMS = {"rnn_preset", "qkv_query", "sa_preset", "sa_token", "causal_preset", "causal_leak_how", "glove_cloud"}
 
 

@@ -1,4 +1,4 @@
-"""Tripwires for ui.streamlit_compat: each internal of Streamlit (and Plotly) the app leans on still has the shape and
+"""Tripwires for ui.shared.streamlit_compat: each internal of Streamlit (and Plotly) the app leans on still has the shape and
 the behaviour the module was written against. One fails loudly, naming the internal, when an upgrade changes it: then
 follow CONTRIBUTING.md's "Upgrading Streamlit" for that entry."""
 
@@ -17,8 +17,8 @@ from streamlit import config
 from streamlit.runtime.app_session import AppSession
 from streamlit.testing.v1 import AppTest
 
-from ui import streamlit_compat
-from ui.streamlit_compat import SentAsIs, history_navigation, skip_file_watchers_on_resume
+from ui.shared import streamlit_compat
+from ui.shared.streamlit_compat import SentAsIs, history_navigation, skip_file_watchers_on_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +98,7 @@ def test_streamlit_reseeds_bound_widgets_from_the_url_on_history_navigation():
 def _radio_script():
     import streamlit as st
 
-    from ui.streamlit_compat import resend_widget_value
+    from ui.shared.streamlit_compat import resend_widget_value
 
     if st.session_state.get("resend"):
         resend_widget_value("choice")
@@ -126,14 +126,14 @@ def test_plotly_takes_a_base_figure_as_its_to_dict():
     from plotly.tools import return_figure_from_figure_or_data
 
     assert return_figure_from_figure_or_data(SentAsIs(SPEC), validate_figure=True) is SPEC, (
-        f"plotly {plotly.__version__} reads more than to_dict() from a BaseFigure: re-read ui.display.show_plotly")
+        f"plotly {plotly.__version__} reads more than to_dict() from a BaseFigure: re-read ui.shared.display.show_plotly")
 
 
 def _chart_script():
     import streamlit as st
 
     from tests.test_streamlit_compat import SPEC
-    from ui.streamlit_compat import SentAsIs
+    from ui.shared.streamlit_compat import SentAsIs
 
     st.plotly_chart(SentAsIs(SPEC), key="chart")
 

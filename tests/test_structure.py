@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.i18n import LANGUAGES, LOCALES_DIR, load_strings
+from ui.shared.i18n import LANGUAGES, LOCALES_DIR, load_strings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "attention_core").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "attention_core").rglob("*.py")), ids=lambda p: p.name)
 def test_core_imports_no_ui_package(path):
     assert not imported_modules(path) & {"streamlit", "plotly", "altair"}
 
@@ -56,7 +56,7 @@ def test_every_used_key_exists():
     """Every literal t("section.key") in the code names a key that exists."""
     en = load_strings("en")
     used = set()
-    for path in list(ROOT.glob("lessons/*.py")) + list(ROOT.glob("ui/*.py")) + [ROOT / "streamlit_app.py"]:
+    for path in list(ROOT.glob("lessons/*.py")) + list(ROOT.glob("ui/**/*.py")) + [ROOT / "streamlit_app.py"]:
         used |= set(re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z0-9_]+)["']""", path.read_text(encoding="utf-8")))
     assert sorted(k for k in used if k not in en and k != "section.key") == []
 

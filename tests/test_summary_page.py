@@ -19,7 +19,7 @@ from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures
 from tests.pages import page
-from ui.i18n import load_strings, sci
+from ui.shared.i18n import load_strings, sci
 from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 
 pytestmark = pytest.mark.pages

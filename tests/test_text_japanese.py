@@ -10,8 +10,8 @@ from hypothesis import given, strategies as st
 
 from attention_core.text import JapaneseSegmenterUnavailable, clean_text, has_japanese, tokenize
 from tests.apptest_utils import assert_clean, open_page
-from ui.common import md_escape
-from ui.i18n import load_strings
+from ui.shared.common import md_escape
+from ui.shared.i18n import load_strings
 
 JAPANESE = st.text(alphabet=st.sampled_from("猫がマットの上に座ったそれは満足そうだ。、「」花子太郎本を貸しー々"), max_size=30)
 

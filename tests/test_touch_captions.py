@@ -1,4 +1,4 @@
-"""AppTest: on a phone or tablet (ui.display.on_touch_device, simulated as tests/test_pretrained_view.py does) no text
+"""AppTest: on a phone or tablet (ui.shared.display.on_touch_device, simulated as tests/test_pretrained_view.py does) no text
 tells the learner to hover; each caption that does on a desktop has a touch variant (``<key>_touch``: "tap", or the
 instruction dropped) written with the same numbers, and a desktop still gets the original. (Lesson 8's model view is
 held in tests/test_pretrained_view.py. Whether a tap on a real phone opens Plotly's label is not held here.)"""
@@ -14,8 +14,8 @@ import pytest
 from tests.apptest_utils import assert_clean, open_page
 from tests.seam import find_sentence, find_sentences, texts
 from tests.visible_text import visible_texts
-from ui import display
-from ui.i18n import LOCALES_DIR
+from ui.shared import display
+from ui.shared.i18n import LOCALES_DIR
 
 pytestmark = pytest.mark.pages
 
@@ -44,7 +44,7 @@ def opened(section: str, lang: str):
 
 
 def as_a_phone(monkeypatch) -> None:
-    """on_touch_device() is True in ui.display and in every ui module that imported it by name."""
+    """on_touch_device() is True in ui.shared.display and in every ui module that imported it by name."""
     for name in UI_MODULES:
         importlib.import_module(name)
     original = display.on_touch_device

@@ -18,8 +18,8 @@ from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.test_bad_input import BAD_TEXTS, assert_nothing_broken, figure_key
 from tests.test_japanese_ui import english_leaks
 from tests.visible_text import visible_texts
-from ui.common import md_escape
-from ui.i18n import load_strings, sci
+from ui.shared.common import md_escape
+from ui.shared.i18n import load_strings, sci
 
 pytestmark = pytest.mark.pages
 
@@ -134,7 +134,7 @@ NOTICED = {  # drawn, with one notice: cut to the limits, or on random vectors w
 
 @pytest.mark.parametrize("case", NO_FIGURES + DRAWN + tuple(NOTICED))
 def test_bad_text_gives_a_message(case):
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     strings = load_strings("en")
     at = revealed()

@@ -19,15 +19,15 @@ from attention_core.text import tokenize
 from charts.bars import change_bars
 from charts.causal import generation_animation, masked_scores_heatmap, weights_heatmap
 from charts.style import ACCENT, SECOND
-from ui.common import (
+from ui.shared.common import (
     BOX_CHARS, MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes,
     md_escape, predict_then_reveal, text_limits,
 )
-from ui.display import on_touch_device, show_plotly
-from ui.figures import figure_spec
-from ui.i18n import sci
-from ui.links import url_selectbox
-from ui.word_vectors import sentence_vectors, vector_controls, word_vectors
+from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.i18n import sci
+from ui.shared.links import url_selectbox
+from ui.shared.word_vectors import sentence_vectors, vector_controls, word_vectors
 
 S = "causal"
 

@@ -22,14 +22,14 @@ from attention_core.pca import pca_3d
 from attention_core.self_attention import top_targets
 from charts.bars import weight_bars
 from charts.glove import attention_cloud_3d, loss_curve, rank_histogram
-from ui.common import (
+from ui.shared.common import (
     csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal, presenting,
 )
-from ui.display import on_touch_device, show_plotly
-from ui.figures import figure_spec
+from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.figures import figure_spec
 from ui.glove_sentence import DOCUMENT_A, Sentence, number, quoted
 from ui.glove_training import run_training, section_side_by_side
-from ui.links import url_selectbox
+from ui.shared.links import url_selectbox
 
 S = "glove"
 N_DRAWS = 2000  # random directions in the rank histogram: shares to about +-1 percentage point

@@ -11,9 +11,9 @@ from attention_core import glove as glove_core  # looked up at call time: tests 
 from attention_core.glove.pronouns import DefaultWords, capitalised_words, default_target, default_words
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
-from ui.common import BOX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown, text_limits
-from ui.i18n import sci
-from ui.links import url_selectbox
+from ui.shared.common import BOX_CHARS, glove_vectors, md_escape, sentence_tokens, show_unknown, text_limits
+from ui.shared.i18n import sci
+from ui.shared.links import url_selectbox
 
 S = "glove"
 DOCUMENT_A = "animal_tired"  # data/sentences.toml's first preset: Document A's sentence, the default of every page

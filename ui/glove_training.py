@@ -14,7 +14,7 @@ from attention_core.glove.pretrained import candidates, choice_weights, picked_h
 from attention_core.glove.pronouns import load_pronoun_dataset
 from attention_core.glove.training import TrainSetting, train_head
 from attention_core.pretrained import INSTALL_COMMAND, ModelUnavailable, load_model
-from ui.common import data_table, explanation
+from ui.shared.common import data_table, explanation
 
 REAL_TRAIN_SENTENCES = 48  # the real model's head is picked on these many training sentences (24 pairs)
 

@@ -17,10 +17,10 @@ from attention_core import gpt
 from attention_core.gpt.weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
-from ui.common import BOX_CHARS, MAX_CHARS, explanation, guarded_fragment, md_escape
-from ui.links import url_selectbox
-from ui.display import show_plotly
-from ui.figures import figure_spec
+from ui.shared.common import BOX_CHARS, MAX_CHARS, explanation, guarded_fragment, md_escape
+from ui.shared.links import url_selectbox
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
 
 S = "gpt"
 CUSTOM = "custom"

@@ -11,9 +11,9 @@ import streamlit as st
 from attention_core import gpt
 from attention_core.gpt.weights import parameter_count
 from charts.gpt import grouped_bars
-from ui.common import explanation, guarded_fragment, predict_then_reveal
-from ui.display import show_plotly
-from ui.figures import figure_spec
+from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
 from ui.gpt import S, Prompt, model
 
 TIMED_TOKENS = 8  # new tokens timed each way

@@ -18,12 +18,12 @@ from attention_core.measure import head_stats
 from attention_core.gpt.sampling import sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
-from ui.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal
-from ui.display import show_plotly
-from ui.figures import figure_spec
+from ui.shared.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
 from ui.gpt import S, Prompt, encode, japanese_facts, model, prompt_pass, shown_tokens, texts, untrained
 from ui.gpt_mask import leak_test, minimal_pair_sentences
-from ui.startup import register_startup
+from ui.shared.startup import register_startup
 
 SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
 PERIOD = 20  # random tokens per copy

@@ -22,9 +22,9 @@ import streamlit as st
 from attention_core.gpt.batching import GenerationError
 from attention_core.gpt.sampling import entropy_nats, sampling_probs
 from charts.gpt import next_token_bars
-from ui.common import data_table, explanation, md_escape, predict_then_reveal
-from ui.display import show_plotly
-from ui.figures import figure_spec
+from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
 from ui.gpt import S, Prompt, decode, model, prompt_pass, shown_tokens
 from ui.gpt_serving import stream_generation
 

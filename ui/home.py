@@ -9,10 +9,10 @@ import streamlit as st
 from attention_core.attention import MAX_SEED
 from attention_core import scaled_dot_product_attention
 from charts import attention_heatmap
-from ui.common import csv_download, heatmap_axes
-from ui.display import on_touch_device, show_plotly
-from ui.figures import figure_spec
-from ui.i18n import Translator
+from ui.shared.common import csv_download, heatmap_axes
+from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.i18n import Translator
 
 LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/rnn.py", "rnn"),

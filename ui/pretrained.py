@@ -2,7 +2,7 @@
 
 The model is read once per process and shared read-only (st.cache_resource); a sentence's attention is computed
 once per distinct text (st.cache_data). The measurements on the built-in sets (attention_core.pretrained.measure),
-for the model and its untrained copy, are registered as start-up work (ui/startup.py: made in the background from
+for the model and its untrained copy, are registered as start-up work (ui/shared/startup.py: made in the background from
 the server's first run on), and a page that asks first waits for them. ``find_section`` is a fragment: a word
 picked inside reruns only that section. The measured sections are in ui/pretrained_measures.py, the model view in
 ui/pretrained_view.py.
@@ -25,15 +25,15 @@ from attention_core.pretrained.measure import LessonMeasures, SetResults, lesson
 from attention_core.pretrained.sets import load_pretrained_sets
 from charts.bars import weight_bars
 from charts.matrix import attention_heatmap
-from ui.common import (
+from ui.shared.common import (
     BOX_CHARS, MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
     text_limits,
 )
-from ui.display import show_plotly
-from ui.figures import figure_spec
-from ui.links import url_selectbox
-from ui.startup import register_startup
-from ui.streamlit_compat import return_freed_memory
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.links import url_selectbox
+from ui.shared.startup import register_startup
+from ui.shared.streamlit_compat import return_freed_memory
 
 S = "pretrained"
 READABLE_CODE = "attention_core/pretrained/bert_readable.py"  # the encoder a learner reads (the app runs bert.py, held to it)

@@ -16,9 +16,9 @@ from attention_core.measure.head_stats import Count, head_name
 from attention_core.pretrained.measure import ROWS, PairStudy
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import csv_download, data_table, explanation
-from ui.display import show_plotly
-from ui.figures import figure_spec
+from ui.shared.common import csv_download, data_table, explanation
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
 from ui.pretrained import (
     S, UNTRAINED_SEED, grid_labels, lesson_sets, viewed, featured, measures, sentence_view,
 )

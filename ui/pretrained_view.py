@@ -16,10 +16,10 @@ from charts.pretrained import (
 )
 from charts.self_attention import outline_row
 from charts.tokens import token_lines
-from ui.common import csv_download, explanation, guarded_fragment, heatmap_axes, md_escape, presenting
-from ui.links import url_selectbox
-from ui.display import PRESENTER_FONT_SIZE, on_touch_device, show_plotly
-from ui.figures import figure_spec
+from ui.shared.common import csv_download, explanation, guarded_fragment, heatmap_axes, md_escape, presenting
+from ui.shared.links import url_selectbox
+from ui.shared.display import PRESENTER_FONT_SIZE, on_touch_device, show_plotly
+from ui.shared.figures import figure_spec
 from ui.pretrained import S, featured, pronoun_token, sentence_view, viewed
 
 SIDE_BY_SIDE_TOKENS = 16  # up to this many tokens the opened head's matrix stands beside its lines, each key labelled

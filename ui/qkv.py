@@ -13,10 +13,10 @@ from attention_core.qkv import (
     rgb_plane, temperature_sweep, weighted_sum_expression, zero_temperature_output,
 )
 from charts.qkv import bars, blend_bar, key_heatmap, value_plane, value_swatches
-from ui.common import data_table, csv_download, explanation, md_escape, predict_then_reveal
-from ui.display import show_plotly
-from ui.figures import figure_spec
-from ui.links import url_selectbox
+from ui.shared.common import data_table, csv_download, explanation, md_escape, predict_then_reveal
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.links import url_selectbox
 
 SECTION = "qkv"
 TEMPERATURES = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0]

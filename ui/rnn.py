@@ -17,13 +17,13 @@ from attention_core.rnn_probe import best_case_memory, first_length_below, last_
 from attention_core.sentences import load_sentences
 from attention_core.text import tokenize
 from charts.rnn import influence_chart, memory_probe_chart
-from ui.common import (
+from ui.shared.common import (
     BOX_CHARS, csv_download, data_table, explanation, glove_vectors, md_escape, predict_then_reveal, sentence_tokens,
     show_unknown, text_limits,
 )
-from ui.display import on_touch_device, show_plotly
-from ui.i18n import Translator, sci
-from ui.links import url_selectbox
+from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.i18n import Translator, sci
+from ui.shared.links import url_selectbox
 
 SECTION = "rnn"
 CUSTOM = "custom"

@@ -1,7 +1,7 @@
 """Lesson 4, why divide by sqrt(d_k): its controls, its sections and their cached calls. The page
 (lessons/scaling.py) only puts them in order.
 
-The table over every d is seed-independent: computed once per process in the background (ui/startup.py).
+The table over every d is seed-independent: computed once per process in the background (ui/shared/startup.py).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from attention_core.scaling import (
     row_summary, sampling_sweep, score_sample, softmax_inputs, sweep_table, table_standard_errors,
 )
 from charts.scaling import score_histogram, sweep_figure, temperature_sampling, weights_animation, weights_on_unit_axis
-from ui.common import csv_download, data_table, explanation, predict_then_reveal
-from ui.display import show_plotly
-from ui.figures import figure_spec
-from ui.i18n import sci
-from ui.startup import register_startup
+from ui.shared.common import csv_download, data_table, explanation, predict_then_reveal
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.i18n import sci
+from ui.shared.startup import register_startup
 
 TABLE_SEED = 0  # the table is the statistical answer, not one seed's draw: one fixed seed, shared by everyone
 TABLE = register_startup("scaling-table", lambda: sweep_table(TABLE_SEED))  # once per process, in the background

@@ -5,7 +5,7 @@ in order and keeps the preset and the cut-off outside the sections: changing the
 ``section_heads``: the three heads; ``section_question``: how a layer combines them (asked before the answer);
 ``section_mix``: their mixing by W_O (the page runs these three as one fragment,
 so a token click reruns them only); ``section_forward``: where the lesson goes on (real word vectors: lesson 6).
-Heat maps are built once per matrix (ui.figures.figure_spec, outline on row 0) and the outline is moved to the
+Heat maps are built once per matrix (ui.shared.figures.figure_spec, outline on row 0) and the outline is moved to the
 selected row on the dict (charts.self_attention.outline_row), so a token click builds one figure.
 """
 
@@ -23,11 +23,11 @@ from attention_core.self_attention import (
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap
 from charts.tokens import token_lines
-from ui.common import csv_download, data_table, explanation, heatmap_axes, md_escape, predict_then_reveal, translator
-from ui.display import on_touch_device, show_plotly
-from ui.figures import figure_spec
-from ui.i18n import percent
-from ui.links import url_selectbox
+from ui.shared.common import csv_download, data_table, explanation, heatmap_axes, md_escape, predict_then_reveal, translator
+from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.i18n import percent
+from ui.shared.links import url_selectbox
 
 S = "self_attention"
 HEAD_MAP_WIDTH = 400  # px: two maps per row at 1280 x 720 (wide layout, sidebar open), three at 1920, one on a phone

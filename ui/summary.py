@@ -31,10 +31,10 @@ from charts.qkv import blend_bar
 from charts.rnn import influence_chart
 from charts.scaling import sweep_figure
 from ui import self_attention as lesson3
-from ui.common import csv_download, heatmap_axes, md_escape
-from ui.display import show_plotly
-from ui.figures import figure_spec
-from ui.i18n import Translator, percent, sci
+from ui.shared.common import csv_download, heatmap_axes, md_escape
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.i18n import Translator, percent, sci
 
 S = "summary"
 RNN_SETTING = {"hidden": 32, "radius": 0.9, "seed": 0}  # lesson 1's defaults

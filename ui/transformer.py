@@ -20,15 +20,15 @@ from attention_core.transformer import (
 )
 from charts.bars import change_bars
 from charts.transformer import feature_heatmap
-from ui.common import (
+from ui.shared.common import (
     BOX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
     text_limits,
 )
-from ui.display import on_touch_device, show_plotly
-from ui.figures import figure_spec
-from ui.i18n import sci
-from ui.links import url_selectbox
-from ui.word_vectors import sentence_vectors, vector_controls
+from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.i18n import sci
+from ui.shared.links import url_selectbox
+from ui.shared.word_vectors import sentence_vectors, vector_controls
 
 S = "transformer"
 DEFAULT_TEXT = "the cat sat on the warm mat"

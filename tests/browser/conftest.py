@@ -94,7 +94,7 @@ def browser():
 
 
 # Settled: the script is not running, the page's own title and header formula are drawn (every page starts with
-# ui.common.page_header; KaTeX loads after the first paint) and no element is left over from an earlier run
+# ui.shared.common.page_header; KaTeX loads after the first paint) and no element is left over from an earlier run
 # (Streamlit marks those data-stale).
 SETTLED_JS = """() => {
   const app = document.querySelector("[data-testid='stApp']");

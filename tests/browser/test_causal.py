@@ -3,7 +3,7 @@
 import pytest
 
 from tests.browser.conftest import open_page, rerun_after
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import new_page, open_page, rerun_after
-from ui.common import MAX_CHARS, MAX_TOKENS
-from ui.i18n import load_strings
+from ui.shared.common import MAX_CHARS, MAX_TOKENS
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 

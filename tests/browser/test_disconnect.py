@@ -28,7 +28,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.protocol import StreamlitTab
 from tests.browser.conftest import run_in_own_loop, streamlit_server
-from ui.i18n import Translator
+from ui.shared.i18n import Translator
 
 pytestmark = pytest.mark.browser
 

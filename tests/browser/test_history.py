@@ -1,13 +1,13 @@
 """Back and Forward in a real browser: a lesson's settings, left by a sidebar link, come back with Back, in the URL and
 in every widget; Forward returns to the other page as it was. (Streamlit 1.67 adds a history entry without the
-page's bound parameters when a sidebar link leaves it; ui.links.follow_history puts the link back.)"""
+page's bound parameters when a sidebar link leaves it; ui.shared.links.follow_history puts the link back.)"""
 
 import re
 
 import pytest
 
 from tests.browser.conftest import new_page, open_page, rerun_after
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 EN = load_strings("en")

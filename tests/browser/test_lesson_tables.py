@@ -7,7 +7,7 @@ import pytest
 
 from tests.browser.conftest import new_page, open_page, rerun_after, wait_still
 from tests.browser.test_projector import TABLE_PROBLEMS
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +33,7 @@ def test_the_table_fits_at_1280x720(projector, app_url, url_path, query, expande
     rerun_after(page, question.click)
     if expander is not None:
         page.locator("[data-testid='stExpander'] summary").filter(has_text=load_strings(lang)[expander]).click()
-    # a sortable grid, or in presenter mode an HTML table (ui.common.data_table): either must fit its frame
+    # a sortable grid, or in presenter mode an HTML table (ui.shared.common.data_table): either must fit its frame
     table = page.locator("[data-testid='stDataFrame'] .dvn-scroller, [data-testid='stTable'] table")
     table.first.wait_for(timeout=30_000)
     table.first.scroll_into_view_if_needed()

@@ -11,7 +11,7 @@ import pytest
 
 from tests.browser.conftest import new_page, open_page, rerun_after, wait_for_app, wait_still
 from tests.pages import PAGES
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 
@@ -100,7 +100,7 @@ def caption_saying(pg, text: str):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_on_a_phone_the_picker_is_the_way_to_choose_a_token(phone, app_url, lang):
     """Streamlit 1.67 cannot give a phone both: a chart that takes taps keeps swipes over it from scrolling the
-    page (see ui/display.py). So the token chart takes no taps on a phone, a line under the picker says so, and
+    page (see ui/shared/display.py). So the token chart takes no taps on a phone, a line under the picker says so, and
     the picker itself works with a tap."""
     strings = load_strings(lang)
     open_page(phone, app_url, "self-attention", f"lang={lang}&sa_preset=animal")

@@ -11,8 +11,8 @@ from tests.browser.conftest import new_page, open_page, rerun_after, wait_still
 from tests.browser.model_view_js import FIRST_MAP_PX, model_view_messages
 from tests.browser.test_phone import PHONE_UA
 from tests.browser.test_projector import CHART_TEXT_PROBLEMS
-from ui.display import PRESENTER_FONT_SIZE
-from ui.i18n import load_strings
+from ui.shared.display import PRESENTER_FONT_SIZE
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_still
 from tests.pages import PAGES
-from ui.i18n import load_strings
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 
@@ -60,7 +60,7 @@ TABLE_PROBLEMS = """() => {
 # Pages whose tables are known to fail TABLE_PROBLEMS (reported to their owners), and in which mode; a table problem
 # anywhere else fails the test. Lessons 5 and 7 must draw at least one table that fits.
 KNOWN_TABLE_PROBLEMS = {
-    # lesson 3's number matrices (a column per token or per feature, ui.common.data_table(matrix=True)): numbers do
+    # lesson 3's number matrices (a column per token or per feature, ui.shared.common.data_table(matrix=True)): numbers do
     # not wrap, so on a projector the zoomed grid scrolls sideways inside its frame (it never runs past the page)
     "self-attention": {"presenter"},
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import new_page, open_page, rerun_after
-from ui.i18n import Translator
+from ui.shared.i18n import Translator
 
 pytestmark = pytest.mark.browser
 

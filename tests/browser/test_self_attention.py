@@ -91,7 +91,7 @@ def test_clicking_a_query_marker_selects_the_token_and_redraws_the_lines(page, a
 
 
 def test_clicking_a_key_marker_selects_it_and_the_selectbox_still_works(page, app_url):
-    open_lesson(page, app_url, "lang=ja&sa_preset=animal")  # the preset's id (ui.links.url_selectbox)
+    open_lesson(page, app_url, "lang=ja&sa_preset=animal")  # the preset's id (ui.shared.links.url_selectbox)
     assert page.locator(SELECTED).input_value() == "it (9)"
 
     click_token(page, 1.0, 11, "tired (12)")  # in the key column

@@ -113,7 +113,7 @@ def go_to_page(page, name: str) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_page_change_is_one_history_entry_and_back_restores_the_view(page, app_url, lang):
-    from ui.i18n import load_strings
+    from ui.shared.i18n import load_strings
 
     nav = load_strings(lang)
     open_patiently(page, app_url, "self-attention", "" if lang == "en" else "lang=ja")

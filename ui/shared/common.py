@@ -1,6 +1,6 @@
 """Shared Streamlit pieces: the current language, page furniture (header, "What to try", explanations hidden in
-presenter mode), CSV downloads and the GloVe vectors (figures: ui/display.py; URL state: ui/links.py; process
-start-up: ui/startup.py).
+presenter mode), CSV downloads and the GloVe vectors (figures: ui/shared/display.py; URL state: ui/shared/links.py; process
+start-up: ui/shared/startup.py).
 
 Pages call these so that every lesson looks and behaves the same; no lesson math lives here.
 """
@@ -19,9 +19,9 @@ import streamlit as st
 from attention_core.glove import GloveUnavailable
 from attention_core.presets import PresetError
 from attention_core.text import JapaneseSegmenterUnavailable, has_japanese, tokenize
-from ui.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
-from ui.links import show_stored_choice
-from ui.startup import glove
+from ui.shared.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from ui.shared.links import show_stored_choice
+from ui.shared.startup import glove
 
 log = logging.getLogger("attention_app")
 

@@ -8,7 +8,7 @@ import re
 
 import streamlit as st
 
-from ui.streamlit_compat import SentAsIs
+from ui.shared.streamlit_compat import SentAsIs
 
 from charts.style import upright_y_titles
 
@@ -159,7 +159,7 @@ def presenter_spec(spec: dict, size: int = PRESENTER_FONT_SIZE) -> dict:
 
 
 def show_plotly(fig: dict, key: str, **kwargs):
-    """st.plotly_chart of a figure dict (a chart builder's, e.g. from ui.figures.figure_spec) with the app's export
+    """st.plotly_chart of a figure dict (a chart builder's, e.g. from ui.shared.figures.figure_spec) with the app's export
     config (PNG/SVG); presenter mode and a phone get their variant of the dict (``presenter_spec``, ``touch_spec``:
     no figure is rebuilt); kwargs pass through."""
     spec = upright_y_titles(fig)  # (Japanese y-axis titles, turned 90° by Plotly, read sideways)
@@ -174,7 +174,7 @@ def show_plotly(fig: dict, key: str, **kwargs):
         # touch of any drag mode but none, so a chart that takes taps keeps every swipe over it from scrolling the
         # page: on a phone the chart is shown without selection, with a line above it that the picker is the way.
         if kwargs.pop("on_select", None) is not None:  # (a tap cannot select without a drag mode: say so, here)
-            from ui.common import translator
+            from ui.shared.common import translator
 
             st.caption(translator()("common.tap_picker"))
         kwargs.pop("selection_mode", None)

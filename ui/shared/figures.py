@@ -2,7 +2,7 @@
 
 ``figure_spec(builder, *args, **kwargs)`` calls a chart builder (arrays in, figure dict out) once per distinct
 arguments and keeps its dict in a shared, bounded cache (st.cache_resource: never copied, never written to);
-``ui.display.show_plotly`` shows it. The translated titles are arguments, so each language has its own entry.
+``ui.shared.display.show_plotly`` shows it. The translated titles are arguments, so each language has its own entry.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Process start-up: everything the server does once per process, in one place, started by the frame.
 
 ``start()`` runs at the top of streamlit_app.py on every script run and does its work on the first one only:
-- the runtime fix for resumed sessions (ui/streamlit_compat.py says what it fixes);
+- the runtime fix for resumed sessions (ui/shared/streamlit_compat.py says what it fixes);
 - one BLAS thread for the whole process: the lessons' products are small and many students share 2 cores;
 - in one background thread, while the first visitors read: the work lessons register with
   ``register_startup(name, fn)`` (each lesson's ui module, imported by that thread in ``STARTUP_MODULES`` order:
@@ -26,7 +26,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from attention_core.glove import load_glove
-from ui.streamlit_compat import compile_emoji_pattern, freeze_process_objects, skip_file_watchers_on_resume
+from ui.shared.streamlit_compat import compile_emoji_pattern, freeze_process_objects, skip_file_watchers_on_resume
 
 STARTUP_MODULES = ("ui.pretrained", "ui.scaling", "ui.gpt_circuits")  # the ui modules that register start-up work, in this order
 
@@ -145,7 +145,7 @@ def _limit_blas_threads() -> None:
 
 @st.cache_resource(show_spinner=False)
 def glove():
-    """The GloVe KeyedVectors, loaded once per process (raises GloveUnavailable; pages use ui.common.glove_vectors)."""
+    """The GloVe KeyedVectors, loaded once per process (raises GloveUnavailable; pages use ui.shared.common.glove_vectors)."""
     kv = load_glove()
     freeze_process_objects()  # the vectors and every import live as long as the process: later collections skip them
     return kv

@@ -1,6 +1,6 @@
 """UI text, keyed, one folder per language: locales/<lang>/<section>.toml -> keys "<section>.<key>".
 
-Pure Python (no Streamlit): the pages get a translator from ui.common.
+Pure Python (no Streamlit): the pages get a translator from ui.shared.common.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import functools
 import tomllib
 from pathlib import Path
 
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+LOCALES_DIR = Path(__file__).resolve().parents[2] / "locales"
 LANGUAGES = {"en": "English", "ja": "日本語"}
 DEFAULT_LANGUAGE = "en"
 

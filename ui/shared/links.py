@@ -1,7 +1,7 @@
 """Shareable links, the app's URL state: the one URL-bound choice widget (``url_selectbox``), the shown choice kept in
 step with the stored one (``show_stored_choice``), and which query parameters of a link were not usable (pure).
 
-Streamlit's own internals used here (Back/Forward, re-sending a value) come from ui.streamlit_compat.
+Streamlit's own internals used here (Back/Forward, re-sending a value) come from ui.shared.streamlit_compat.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 
 import streamlit as st
 
-from ui.streamlit_compat import history_navigation, resend_widget_value, sent_query_params
+from ui.shared.streamlit_compat import history_navigation, resend_widget_value, sent_query_params
 
 FRAME_PARAMS = {"lang", "presenter"}  # handled by the frame itself
 

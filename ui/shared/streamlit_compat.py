@@ -87,7 +87,7 @@ def history_navigation() -> bool:
 
     Internal: ``get_script_run_ctx()`` (streamlit.runtime.scriptrunner) and its ``is_history_navigation``, set from
     the ClientState the 1.67 frontend sends on ``popstate``. Streamlit uses it itself to re-seed bound widgets from
-    the URL; ui.links.url_selectbox does the same for the choices it binds.
+    the URL; ui.shared.links.url_selectbox does the same for the choices it binds.
     """
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -115,7 +115,7 @@ def resend_widget_value(key: str) -> None:
 
     Behaviour relied on: in 1.67 assigning ``st.session_state[key]`` (even its own value) marks the widget's value as
     set by code, and the next drawing of the widget carries it to the browser (``set_value``); the browser otherwise
-    keeps the option's *label* it last showed (ui.links.show_stored_choice says when that goes wrong).
+    keeps the option's *label* it last showed (ui.shared.links.show_stored_choice says when that goes wrong).
     """
     state = st.session_state
     state[key] = state[key]

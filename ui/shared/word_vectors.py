@@ -9,7 +9,7 @@ from attention_core.attention import MAX_SEED
 from attention_core.causal import RANDOM_DIM, random_word_vectors
 from attention_core.glove import embed, split_known
 from attention_core.text import has_japanese
-from ui.common import glove_vectors, sentence_tokens, show_unknown
+from ui.shared.common import glove_vectors, sentence_tokens, show_unknown
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
