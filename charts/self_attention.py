@@ -2,7 +2,7 @@
 
 charts.matrix.attention_heatmap builds the whole map. The heads' maps outline the selected
 token's row; a token click would rebuild every map. ``outline_row`` takes the dict of a map built once with
-``highlight_row=0`` (ui.figures.figure_spec) and moves that outline to another row by copying the few containers on
+``highlight_row=0`` (ui.shared.figures.figure_spec) and moves that outline to another row by copying the few containers on
 the way; the result is the dict the builder gives for that row (tests/test_self_attention_claims.py).
 The three heads of a preset share tokens and layout: ``swap_matrix`` turns the first head's map into another's.
 """

@@ -57,7 +57,7 @@ def upright_y_titles(spec: dict) -> dict:
         return spec
     # The label gets a line of its own above the plot, under the chart's title. Plotly centres a title in the top
     # margin, so the margin grows by twice what the title and the label need, with room for a projector's 20-px fonts
-    # (ui.display.presenter_spec): neither covers the other there either.
+    # (ui.shared.display.presenter_spec): neither covers the other there either.
     title = layout.get("title")
     text = title.get("text") if isinstance(title, dict) else title
     lines = str(text).count("<br>") + 1 if text else 0
