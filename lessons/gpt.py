@@ -1,17 +1,17 @@
 """Lesson 9, inside a GPT: SmolLM2-135M-Instruct run live in NumPy on the learner's prompt.
 
-The prompt is here (changing it reruns the page); every section below is in ui/gpt_*.py and asks its question
+The prompt is here (changing it reruns the page); every section below is in ui/gpt/ and asks its question
 before it shows what answers it: the next token and generation, the mask, the sink, induction heads, the KV cache,
 and what becomes of Japanese. The famous sentence, the repeated sequences and Japanese do not read the prompt: they
 stay when the prompt is empty.
 """
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.gpt import S, formula, japanese_section, model_card, model_or_message, prompt_picker
-from ui.gpt_cache import cache_section
-from ui.gpt_circuits import induction_section, sink_section
-from ui.gpt_mask import mask_section, minimal_pair_section
-from ui.gpt_next import generation_section, next_token_section
+from ui.gpt.page import S, formula, japanese_section, model_card, model_or_message, prompt_picker
+from ui.gpt.cache import cache_section
+from ui.gpt.circuits import induction_section, sink_section
+from ui.gpt.mask import mask_section, minimal_pair_section
+from ui.gpt.next_token import generation_section, next_token_section
 
 t = translator()
 page_header(t, S, formula())

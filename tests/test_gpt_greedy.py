@@ -11,7 +11,7 @@ from attention_core import gpt
 
 from attention_core.gpt import weights as gpt_weights
 from attention_core.blas import single_blas_thread
-from ui.gpt_circuits import greedy_continuation
+from ui.gpt.circuits import greedy_continuation
 
 try:
     gpt_weights.gguf_path()

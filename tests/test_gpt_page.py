@@ -338,8 +338,8 @@ def custom(text: str, lang: str = "en"):
 def test_lesson_9_registers_its_start_up_work():
     """The study, the famous sentence, Japanese and the default prompt are computed by the start-up thread, not by
     the first student who opens the page (or the summary)."""
-    import ui.gpt_circuits as lesson
+    import ui.gpt.circuits as lesson
     from ui.shared import startup
 
-    assert "ui.gpt_circuits" in startup.STARTUP_MODULES
+    assert "ui.gpt.circuits" in startup.STARTUP_MODULES
     assert lesson.WARM is startup.register_startup("gpt-lesson", lambda: None)  # registered once

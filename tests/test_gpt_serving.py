@@ -335,7 +335,7 @@ def test_bad_requests_are_refused_with_a_message(kwargs):
 
 
 def test_the_pages_stream_generation_passes_every_setting_through(monkeypatch):
-    from ui import gpt_serving
+    from ui.gpt import serving as gpt_serving
 
     model = FakeModel()
     monkeypatch.setattr(gpt_serving, "generation_server", lambda: GenerationServer(model.functions()))

