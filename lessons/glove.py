@@ -5,7 +5,8 @@ Claim: the famous "it -> animal" pattern is what training produces.
 
 import streamlit as st
 
-from ui import glove, glove_sentence
+from ui.glove import page as glove
+from ui.glove import sentence as glove_sentence
 from ui.shared.common import guarded_fragment, page_header, translator, what_to_try
 
 FORMULA = (r"w = \mathrm{softmax}\!\left(\frac{q_{\mathrm{query}}\, K^\top}{\sqrt{d_k}}\right),"

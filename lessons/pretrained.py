@@ -1,16 +1,16 @@
 """Lesson 8, inside a trained model: all-MiniLM-L6-v2's 72 heads on a sentence, run live in NumPy.
 
 The sentence and the [CLS]/[SEP] switch are here (changing them reruns the page); "find the head" is a section in
-ui/pretrained.py, the tired/wide minimal pair and the catalogue in ui/pretrained_measures.py, the heads at a glance in
-ui/pretrained_view.py. The two predictions come before any figure that would answer them.
+ui/pretrained/page.py, the tired/wide minimal pair and the catalogue in ui/pretrained/measures.py, the heads at a glance in
+ui/pretrained/view.py. The two predictions come before any figure that would answer them.
 """
 
 import streamlit as st
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.pretrained import S, find_section, formula, model_or_message, predictions, sentence_picker, sink_section
-from ui.pretrained_measures import catalogue_section, pair_section
-from ui.pretrained_view import heads_section
+from ui.pretrained.page import S, find_section, formula, model_or_message, predictions, sentence_picker, sink_section
+from ui.pretrained.measures import catalogue_section, pair_section
+from ui.pretrained.view import heads_section
 
 t = translator()
 page_header(t, S, formula())

@@ -206,7 +206,7 @@ def test_limits_doc_states_the_numbers_of_the_code():
     """docs/limits.md lists what a user can expect; every number in it comes from the code and is checked here."""
     from attention_core.causal import RANDOM_DIM
     from attention_core.scaling import DIM_CHOICES, KEY_RANGE, TABLE_DRAWS, TABLE_KEYS, TABLE_QUERIES, TEMPERATURE_CHOICES
-    from ui import glove as glove_sections
+    from ui.glove import page as glove_sections
     from ui.shared.common import MAX_TOKENS
 
     doc = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")

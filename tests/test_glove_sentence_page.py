@@ -222,6 +222,6 @@ def test_the_default_words_are_said_and_lists_use_the_languages_separator(lang):
 
 
 def test_tiny_numbers_in_sentences_are_written_as_powers_of_ten():
-    from ui.glove import number
+    from ui.glove.page import number
 
     assert number(0.1801499) == "0.1801" and number(1.7e-07) == "1.7 × 10⁻⁷" and number(0.0) == "0.0000"

@@ -251,7 +251,7 @@ class Watched(startup.Background):
 
 
 def test_the_page_shows_the_same_numbers_whether_or_not_the_start_up_results_were_ready(monkeypatch):
-    import ui.pretrained as lesson
+    import ui.pretrained.page as lesson
 
     lesson.measures()  # made by the start-up thread (or here) before the page asks
     ready = shown_numbers(answer(open_lesson()))
@@ -272,7 +272,7 @@ def test_the_page_shows_the_same_numbers_whether_or_not_the_start_up_results_wer
 
 
 def test_lesson_8_registers_its_start_up_work_in_order():
-    import ui.pretrained as lesson
+    import ui.pretrained.page as lesson
 
     names = [b.name for b in startup.registered()]
     mine = [n for n in names if n.startswith("pretrained-")]
@@ -322,7 +322,7 @@ def test_the_catalogue_downloads_as_csv_with_a_bom_and_translated_headers(lang, 
 
 
 def test_pronoun_token_gives_the_model_views_token_picker_the_same_start():
-    from ui.pretrained import SentenceView, pronoun_token
+    from ui.pretrained.page import SentenceView, pronoun_token
 
     def view(text):
         reading = read_text(text)

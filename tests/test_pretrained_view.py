@@ -79,7 +79,7 @@ def test_on_a_phone_the_model_view_says_tap_not_hover(monkeypatch):
     from ui.shared import display
 
     monkeypatch.setattr(display, "on_touch_device", lambda: True)
-    import ui.pretrained_view as view
+    import ui.pretrained.view as view
 
     monkeypatch.setattr(view, "on_touch_device", lambda: True)
     at = open_page("pretrained", "en", timeout=300)

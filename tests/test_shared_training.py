@@ -1,4 +1,4 @@
-"""A class pressing "Train the head" together trains each setting once (ui.glove_training.SharedTrainings)."""
+"""A class pressing "Train the head" together trains each setting once (ui.glove.training.SharedTrainings)."""
 
 import threading
 import time
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core.glove.training import TrainResult, TrainSetting
-from ui.glove_training import SharedTrainings
+from ui.glove.training import SharedTrainings
 
 
 def fake_result(setting: TrainSetting) -> TrainResult:

@@ -29,7 +29,7 @@ CASES = {
     "transformer": ("transformer.pe_caption", ("transformer_predict",)),
     "gpt": ("gpt.maps_caption", ("gpt_leak_predict",)),
 }
-UI_MODULES = ("ui.home", "ui.rnn", "ui.self_attention", "ui.causal", "ui.glove", "ui.transformer", "ui.gpt.mask")
+UI_MODULES = ("ui.home", "ui.rnn", "ui.self_attention", "ui.causal", "ui.glove.page", "ui.transformer", "ui.gpt.mask")
 GLOSSARY = tomllib.loads((LOCALES_DIR / "glossary.toml").read_text(encoding="utf-8"))
 HOVER = {"en": "hover", "ja": next(term["ja"] for term in GLOSSARY["term"] if term["en"].startswith("hover"))}
 

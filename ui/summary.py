@@ -108,8 +108,8 @@ def facts_causal() -> dict:
 def facts_learned(_kv) -> dict:
     """Lesson 6's head at its default setting (trained once per process, shared with lesson 6's runs): on the held-out
     pronoun sentences, how often "it" gives the right noun more weight than the other one (chance: 50 %)."""
-    from ui.glove import pronoun_data
-    from ui.glove_training import shared_trainings
+    from ui.glove.page import pronoun_data
+    from ui.glove.training import shared_trainings
 
     dataset, train_batch, held_batch = pronoun_data(_kv)
     setting = TrainSetting()
@@ -260,10 +260,10 @@ def section_learned(t: Translator, kv) -> None:
 
 
 def pretrained_result(t: Translator) -> None:
-    """Lesson 8's result with its live figures (held-out counts from ui.pretrained.measures); nothing without the
+    """Lesson 8's result with its live figures (held-out counts from ui.pretrained.page.measures); nothing without the
     model package (lesson 8 says how to install it)."""
     from attention_core.pretrained import ModelUnavailable
-    from ui.pretrained import measures
+    from ui.pretrained.page import measures
 
     try:
         found = measures()

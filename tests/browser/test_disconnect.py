@@ -32,7 +32,7 @@ from ui.shared.i18n import Translator
 
 pytestmark = pytest.mark.browser
 
-LARGEST_STEPS, LARGEST_DK = 800, 64  # the slider's and the selectbox's largest values (ui/glove.py)
+LARGEST_STEPS, LARGEST_DK = 800, 64  # the slider's and the selectbox's largest values (ui/glove/page.py)
 ATTEMPTS = 3  # a run that finishes before the server hears of the disconnect proves nothing; try again
 SETTLE_S = 30.0
 

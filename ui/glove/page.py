@@ -1,4 +1,4 @@
-"""Lesson 6, the GloVe experiment: one function per section (the sentence and its words: ui/glove_sentence.py)
+"""Lesson 6, the GloVe experiment: one function per section (the sentence and its words: ui/glove/sentence.py)
 ((a) raw GloVe, (b) untrained projections, (c) 3-D PCA, (d) training) and their cached calls. The page
 (lessons/glove.py) only puts them in order and hands each section what the others returned: (b) returns its
 projection setting and (d) the trained head, and (c) draws the row the learner picks from these.
@@ -27,8 +27,8 @@ from ui.shared.common import (
 )
 from ui.shared.display import on_touch_device, show_plotly
 from ui.shared.figures import figure_spec
-from ui.glove_sentence import DOCUMENT_A, Sentence, number, quoted
-from ui.glove_training import run_training, section_side_by_side
+from ui.glove.sentence import DOCUMENT_A, Sentence, number, quoted
+from ui.glove.training import run_training, section_side_by_side
 from ui.shared.links import url_selectbox
 
 S = "glove"

@@ -20,7 +20,7 @@ from ui.shared.common import csv_download, explanation, guarded_fragment, heatma
 from ui.shared.links import url_selectbox
 from ui.shared.display import PRESENTER_FONT_SIZE, on_touch_device, show_plotly
 from ui.shared.figures import figure_spec
-from ui.pretrained import S, featured, pronoun_token, sentence_view, viewed
+from ui.pretrained.page import S, featured, pronoun_token, sentence_view, viewed
 
 SIDE_BY_SIDE_TOKENS = 16  # up to this many tokens the opened head's matrix stands beside its lines, each key labelled
 FULL_PAGE_PLOT_PX = 600  # the matrix's plot width when it takes the page's width (a 1280 px screen's column: ~700)

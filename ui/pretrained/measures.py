@@ -1,7 +1,7 @@
 """Lesson 8's measured sections: the tired/wide minimal pair, the "it" head by what holds out, agreement through
 minimal pairs, the Winograd pairs against what the best of 72 heads reaches by chance, and the catalogue.
 
-Every number comes from attention_core.pretrained.measure (made once per process at start-up, ui/pretrained.py):
+Every number comes from attention_core.pretrained.measure (made once per process at start-up, ui/pretrained/page.py):
 heads picked on one half of a set and scored on the other, counts with Wilson 95 % intervals, a positional rule and
 the untrained copy alongside.
 """
@@ -19,7 +19,7 @@ from charts.tokens import token_lines
 from ui.shared.common import csv_download, data_table, explanation
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.pretrained import (
+from ui.pretrained.page import (
     S, UNTRAINED_SEED, grid_labels, lesson_sets, viewed, featured, measures, sentence_view,
 )
 

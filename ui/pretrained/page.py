@@ -4,8 +4,8 @@ The model is read once per process and shared read-only (st.cache_resource); a s
 once per distinct text (st.cache_data). The measurements on the built-in sets (attention_core.pretrained.measure),
 for the model and its untrained copy, are registered as start-up work (ui/shared/startup.py: made in the background from
 the server's first run on), and a page that asks first waits for them. ``find_section`` is a fragment: a word
-picked inside reruns only that section. The measured sections are in ui/pretrained_measures.py, the model view in
-ui/pretrained_view.py.
+picked inside reruns only that section. The measured sections are in ui/pretrained/measures.py, the model view in
+ui/pretrained/view.py.
 """
 
 from __future__ import annotations
