@@ -28,6 +28,87 @@ def test_core_imports_no_ui_package(path):
     assert not imported_modules(path) & {"streamlit", "plotly", "altair"}
 
 
+def core_imports(path: Path) -> set[str]:
+    """The attention_core modules a file imports, as dotted names (``from attention_core.gpt import heads`` gives
+    attention_core.gpt and attention_core.gpt.heads; a name that is no module, e.g. a function, is dropped)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return {name for name in names if name.startswith(("attention_core.", "ui.")) and module_exists(name)}
+
+
+def module_exists(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+CORE = ROOT / "attention_core"
+CORE_ROOMS = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
+MECHANISM = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")  # the index re-exports the GloVe loader
+# In each model's room, the modules that measure what the lesson claims; every other module is the model itself
+MEASUREMENT = {"gpt": {"heads", "causal_study"}, "pretrained": {"sets", "heads", "measure"}}
+
+
+def test_the_core_is_laid_out_in_rooms():
+    assert {"glove", "gpt", "measure", "pretrained", "tiny_gpt"} <= set(CORE_ROOMS)
+    flat = {p.stem for p in MECHANISM}
+    # no room's files left at the top under a shared prefix (gpt_*.py, pretrained_*.py, glove_*.py, bert_*.py ...)
+    assert not {name for name in flat if name.split("_")[0] in {*CORE_ROOMS, "bert", "head", "wordpiece"}}
+
+
+@pytest.mark.parametrize("path", MECHANISM, ids=lambda p: p.name)
+def test_the_mechanism_imports_no_model(path):
+    rooms = {name.split(".")[1] for name in core_imports(path) if name.startswith("attention_core.")}
+    assert not rooms & set(CORE_ROOMS), f"{path.name} imports the room(s) {rooms & set(CORE_ROOMS)}"
+
+
+@pytest.mark.parametrize("room", sorted(MEASUREMENT))
+def test_a_model_imports_no_measurement(room):
+    for path in sorted((CORE / room).glob("*.py")):
+        if path.stem in MEASUREMENT[room] or path.stem == "__init__":
+            continue
+        measuring = {f"attention_core.{room}.{m}" for m in MEASUREMENT[room]} | {"attention_core.measure"}
+        found = {name for name in core_imports(path) if any(name == m or name.startswith(m + ".") for m in measuring)}
+        assert not found, f"{path.relative_to(ROOT)} (the model) imports measurement: {sorted(found)}"
+
+
+def test_the_measurement_toolkit_imports_no_model():
+    for path in sorted((CORE / "measure").glob("*.py")):
+        assert not {n for n in core_imports(path) if n.split(".")[1] in set(CORE_ROOMS) - {"measure"}}, path.name
+
+
+# A lesson's ui imports ui.shared, its own ui room, its own core room, the mechanism, the measurement toolkit and the
+# GloVe loader every lesson may use; beyond that only these, each for a reason the lesson gives on screen.
+UI_ALSO = {
+    "glove": {"attention_core.pretrained"},  # lesson 6 puts lesson 8's trained encoder beside its trained head
+    "pretrained": {"attention_core.glove.pronouns"},  # lesson 8 reads lesson 6's pronoun sentences
+    "transformer": {"attention_core.pretrained"},  # lesson 7 shows the real model's sizes
+}
+# (ui/summary.py is not among them: the summary draws one live figure from every lesson, so it imports them all)
+UI_FILES = sorted(p for p in (ROOT / "ui").rglob("*.py")
+                  if p.parent.name != "shared" and p.name not in ("__init__.py", "summary.py"))
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.relative_to(ROOT / "ui").as_posix())
+def test_a_lessons_ui_imports_only_its_own_room_and_shared_pieces(path):
+    stem = path.relative_to(ROOT / "ui").parts[0].removesuffix(".py")
+    allowed_core = {"measure", "glove" if stem == "glove" else None, stem}
+    wrong = set()
+    for name in core_imports(path):
+        parts = name.split(".")
+        if parts[0] == "ui" and parts[1] not in ("shared", stem):
+            wrong.add(name)
+        elif parts[0] == "attention_core" and parts[1] in CORE_ROOMS and parts[1] not in allowed_core:
+            glove_loader = parts[1] == "glove" and len(parts) == 2
+            if not glove_loader and not any(name == also or name.startswith(also + ".") for also in UI_ALSO.get(stem, ())):
+                wrong.add(name)
+    assert not wrong, f"ui/{path.relative_to(ROOT / 'ui')} imports another lesson's room: {sorted(wrong)}"
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "charts").glob("*.py")), ids=lambda p: p.name)
 def test_charts_never_import_streamlit(path):
     assert "streamlit" not in imported_modules(path)

@@ -1,2 +1,3 @@
-"""The Streamlit side: each lesson's controls, sections and cached calls (ui/<stem>.py), and the pieces every page
-shares (ui/shared/common.py, ui/shared/display.py, ui/shared/figures.py), with process start-up in ui/shared/startup.py."""
+"""The Streamlit side: each lesson's controls, sections and cached calls (ui/<stem>.py, or the package ui/<stem>/ for a
+larger lesson: its page.py first), and what every page shares in ui/shared/ (page furniture, figures, language, links,
+process start-up)."""
