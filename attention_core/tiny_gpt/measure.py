@@ -68,7 +68,13 @@ def measure(params, seqs: Sequences, knock_out=None) -> Measures:
     """params, seqs -> Measures, with the heads where knock_out (L, H) is True switched off."""
     logits, maps, _ = forward(params, seqs.tokens, knock_out)
     losses = token_losses(logits, seqs.tokens).astype(np.float64)
-    maps = np.stack(maps, axis=1).swapaxes(0, 2)  # (B, L, H, T, T) -> (H, L, B, T, T)
-    maps = maps.swapaxes(0, 1)  # (L, H, B, T, T)
+    maps = np.stack(maps).swapaxes(1, 2)  # L x (B, H, T, T) -> (L, H, B, T, T)
     return Measures(float(losses[seqs.repeated()].mean()), float(losses[seqs.unrepeated()].mean()),
                     previous_token_scores(maps), induction_scores(maps, seqs))
+
+
+def formation_step(steps, induction, loss_repeated, plateau: float, score: float = 0.4) -> int | None:
+    """steps: (S,), induction: (S, L, H), loss_repeated: (S,) of a run -> the first step at which the last layer has
+    a head scoring >= `score` and the repeated tokens' loss is below half the plateau; None if it never does."""
+    formed = (np.asarray(induction)[:, -1].max(axis=-1) >= score) & (np.asarray(loss_repeated) < plateau / 2)
+    return int(np.asarray(steps)[formed.argmax()]) if formed.any() else None
