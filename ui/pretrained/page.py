@@ -26,7 +26,7 @@ from attention_core.pretrained.sets import load_pretrained_sets
 from charts.bars import weight_bars
 from charts.matrix import attention_heatmap
 from ui.shared.common import (
-    BOX_CHARS, MAX_CHARS, MAX_TOKENS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+    MAX_TOKENS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal, preset_or_own_text,
     text_limits,
 )
 from ui.shared.display import show_plotly
@@ -37,7 +37,6 @@ from ui.shared.streamlit_compat import return_freed_memory
 
 S = "pretrained"
 READABLE_CODE = "attention_core/pretrained/bert_readable.py"  # the encoder a learner reads (the app runs bert.py, held to it)
-CUSTOM = "custom"
 RANKED_SHOWN = 12  # heads in the "find the head" bar chart (the table lists all of them)
 UNTRAINED_SEED = 0  # lesson 8's control: one seeded untrained copy, the same for every session
 
@@ -178,21 +177,8 @@ def model_or_message(t) -> bool:
 def sentence_picker(t) -> SentenceView | None:
     """The preset or the learner's own sentence -> its view; None (with a message shown) when it cannot be read."""
     presets = lesson_sets().presets
-    options = [str(i) for i in range(len(presets))] + [CUSTOM]
-    c_preset, c_text = st.columns(2)
-    with c_preset:
-        choice = url_selectbox(t(f"{S}.preset"), options, "pretrained_preset",
-                               format_func=lambda o: t(f"{S}.own") if o == CUSTOM else presets[int(o)])
-    if choice == CUSTOM:
-        text = c_text.text_input(t(f"{S}.text"), value=presets[0], max_chars=BOX_CHARS, key="pretrained_text",
-                                 bind="query-params")
-        c_text.caption(text_limits(t))
-    else:
-        text = presets[int(choice)]
-    st.caption(t(f"{S}.english_only"))
-    if len(text) > MAX_CHARS:  # a long paste is read on its beginning, as on every page
-        st.info(t("common.text_cut", n=f"{len(text):,}", limit=MAX_CHARS), icon=":material/content_cut:")
-        text = text[:MAX_CHARS]
+    text = preset_or_own_text(t, S, "pretrained", presets, presets, own_caption=text_limits(t),
+                              caption=t(f"{S}.english_only"))
     if not text.strip():
         st.warning(t("common.empty_sentence"))
         return None

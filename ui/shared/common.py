@@ -20,7 +20,7 @@ from attention_core.glove import GloveUnavailable
 from attention_core.presets import PresetError
 from attention_core.text import JapaneseSegmenterUnavailable, has_japanese, tokenize
 from ui.shared.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
-from ui.shared.links import show_stored_choice
+from ui.shared.links import show_stored_choice, url_selectbox
 from ui.shared.startup import glove
 
 log = logging.getLogger("attention_app")
@@ -281,3 +281,33 @@ def render_error_boundary(exc: BaseException, t: Translator) -> None:
         return
     log.exception("page failed: %s", exc)
     st.error(t("common.page_error", kind=type(exc).__name__), icon=":material/error:")
+
+
+OWN_TEXT = "custom"  # the picker's option for the learner's own text (in links: ?<key>_preset=custom)
+
+
+def preset_or_own_text(t, section: str, key: str, labels, presets, *, own_caption: str | None = None,
+                       caption: str | None = None) -> str:
+    """A preset (shown by its label) or the learner's own text, cut to MAX_CHARS with a notice -> the text a page reads.
+
+    The widgets are ``<key>_preset`` (in the link) and ``<key>_text`` (bound to the link); their labels are the
+    section's ``preset``, ``own`` and ``text`` strings. ``own_caption`` goes under the text box, ``caption`` under both.
+    """
+    options = [str(i) for i in range(len(presets))] + [OWN_TEXT]
+    c_preset, c_text = st.columns(2)
+    with c_preset:
+        choice = url_selectbox(t(f"{section}.preset"), options, f"{key}_preset",
+                               format_func=lambda o: t(f"{section}.own") if o == OWN_TEXT else labels[int(o)])
+    if choice == OWN_TEXT:
+        text = c_text.text_input(t(f"{section}.text"), value=presets[0], max_chars=BOX_CHARS, key=f"{key}_text",
+                                 bind="query-params")
+        if own_caption:
+            c_text.caption(own_caption)
+    else:
+        text = presets[int(choice)]
+    if caption:
+        st.caption(caption)
+    if len(text) > MAX_CHARS:  # a long paste is read on its beginning, as on every page
+        st.info(t("common.text_cut", n=f"{len(text):,}", limit=MAX_CHARS), icon=":material/content_cut:")
+        text = text[:MAX_CHARS]
+    return text
