@@ -86,24 +86,42 @@ def rotate_half_rope(x: np.ndarray, base: float) -> np.ndarray:
     return x * cos + rotated * sin
 
 
-def softmax_causal_row(scores: np.ndarray, i: int) -> np.ndarray:
-    """One row of scores at query i -> weights: keys 0..i by exp(s - max) / sum, keys after i exactly 0."""
+def softmax_causal_row(scores: np.ndarray, i: int, hidden=()) -> np.ndarray:
+    """One row of scores at query i -> weights: keys 0..i by exp(s - max) / sum, keys after i exactly 0; a key in
+    `hidden` (other than i itself) also gets 0."""
     row = np.zeros_like(scores)
-    visible = scores[:i + 1]
+    keys = [j for j in range(i + 1) if j == i or j not in hidden]
+    visible = scores[keys]
     e = np.exp(visible - visible.max())
-    row[:i + 1] = e / e.sum()
+    row[keys] = e / e.sum()
     return row
 
 
 def forward(tensors: GGUFTensors, ids, n_layer: int = 30, heads: int = 9, kv_heads: int = 3,
-            base: float = 100000.0, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
-    """ids: (n,) -> logits (n, V), attention (n_layer, heads, n, n), both float64."""
+            base: float = 100000.0, eps: float = 1e-5, head_override=None, resid_override=None, hidden=(),
+            record: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """ids: (n,) -> logits (n, V), attention (n_layer, heads, n, n), both float64.
+
+    Interventions, for the tests of attention_core.gpt.interventions: head_override {(layer, head, position):
+    (hd,) vector} replaces that head's output (before the output projection) at that position; resid_override
+    {(layer, position): (d,) vector} replaces the residual stream entering that layer (n_layer: after the last) at
+    that position; hidden: key positions no later query may see. record (a dict) receives "resid" (the residual
+    entering each layer and the final one), "heads" ((layer, head) -> (n, hd) outputs) and "mlp" (per layer)."""
+    head_override = head_override or {}
+    resid_override = resid_override or {}
     embedding = tensors["token_embd.weight"]
     x = embedding[np.asarray(ids)].copy()
     n, d = x.shape
     hd = d // heads
     maps = np.zeros((n_layer, heads, n, n))
+    if record is not None:
+        record.update(resid=[], heads={}, mlp=[])
     for layer in range(n_layer):
+        for (where, position), vector in resid_override.items():
+            if where == layer:
+                x[position] = vector
+        if record is not None:
+            record["resid"].append(x.copy())
         w = {key: tensors[f"blk.{layer}.{key}.weight"] for key in
              ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down")}
         h = rms_norm(x, w["attn_norm"], eps)
@@ -116,11 +134,25 @@ def forward(tensors: GGUFTensors, ids, n_layer: int = 30, heads: int = 9, kv_hea
             vh = v[:, shared * hd:(shared + 1) * hd]
             scores = qh @ kh.T / math.sqrt(hd)
             for i in range(n):
-                maps[layer, head, i] = softmax_causal_row(scores[i], i)
-            concat[:, head * hd:(head + 1) * hd] = maps[layer, head] @ vh
+                maps[layer, head, i] = softmax_causal_row(scores[i], i, hidden)
+            out = maps[layer, head] @ vh
+            for i in range(n):
+                if (layer, head, i) in head_override:
+                    out[i] = head_override[(layer, head, i)]
+            if record is not None:
+                record["heads"][(layer, head)] = out.copy()
+            concat[:, head * hd:(head + 1) * hd] = out
         x = x + concat @ w["attn_output"].T
         h = rms_norm(x, w["ffn_norm"], eps)
         gate = h @ w["ffn_gate"].T
-        x = x + ((gate / (1.0 + np.exp(-gate))) * (h @ w["ffn_up"].T)) @ w["ffn_down"].T
+        mlp = ((gate / (1.0 + np.exp(-gate))) * (h @ w["ffn_up"].T)) @ w["ffn_down"].T
+        if record is not None:
+            record["mlp"].append(mlp)
+        x = x + mlp
+    for (where, position), vector in resid_override.items():
+        if where == n_layer:
+            x[position] = vector
+    if record is not None:
+        record["resid"].append(x.copy())
     logits = rms_norm(x, tensors["output_norm.weight"], eps) @ embedding.T
     return logits, maps

@@ -172,11 +172,13 @@ def lm_head(h: np.ndarray, embedding: np.ndarray) -> np.ndarray:
 
 
 def attention_block(x: np.ndarray, weights: GPTWeights, layer: int, caches: list[KVCache], spans: list[slice],
-                    positions: np.ndarray, rotation: tuple, keep_maps: bool) -> tuple[np.ndarray, list]:
+                    positions: np.ndarray, rotation: tuple, keep_maps: bool,
+                    switched_off: tuple[int, ...] = ()) -> tuple[np.ndarray, list]:
     """x: (N, d) normed rows of every sequence (sequence b owns rows spans[b]), positions: (N,) -> (N, d), maps.
 
     Q, K, V and the output projection run on all N rows at once; each sequence's queries attend to its own cache.
-    rotation: rope_angles(positions). maps[b]: (H, n_b, t_b) if keep_maps else None."""
+    rotation: rope_angles(positions). maps[b]: (H, n_b, t_b) if keep_maps else None. switched_off: heads whose
+    output (before W_O) is set to 0 (zero-ablation; interventions.py has the other experiments)."""
     c = weights.config
     q = rope(split_heads(x @ weights.attn_q[layer], c.n_head), *rotation)  # (H, N, hd)
     k = rope(split_heads(x @ weights.attn_k[layer], c.n_kv_head), *rotation)  # (KV, N, hd)
@@ -189,13 +191,17 @@ def attention_block(x: np.ndarray, weights: GPTWeights, layer: int, caches: list
             keys, values = cache.store(layer, k[:, rows], v[:, rows])  # (KV, t, hd)
             heads_out[:, rows], weights_b = causal_attention(q[:, rows], keys, values, positions[rows])
             maps.append(weights_b if keep_maps else None)
+    if switched_off:
+        heads_out[list(switched_off)] = 0.0
     merged = heads_out.transpose(1, 0, 2).reshape(x.shape[0], -1)  # (N, H * hd)
     return merged @ weights.attn_output[layer], maps
 
 
 def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all_logits: bool = False,
-        keep_maps: bool = False, keep_hidden: bool = False) -> tuple:
+        keep_maps: bool = False, keep_hidden: bool = False, ablate=()) -> tuple:
     """Add chunks[b] (token ids) to caches[b], every sequence in one pass over the weights.
+
+    ablate: ((layer, head), ...) heads switched off (their output before W_O set to 0) in this pass.
 
     -> logits: (sum n_b, V) for every new row if all_logits else (B, V) for each chunk's last token;
        maps[b]: (L, H, n_b, t_b) float32 if keep_maps else None;
@@ -214,12 +220,13 @@ def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all
     rotation = rope_angles(positions, c.head_dim, c.rope_base)  # the same for every layer
     for cache, chunk in zip(caches, chunks):
         cache.reserve(len(chunk))
+    off = checked_heads(ablate, c)
 
     x = np.asarray(weights.embedding[ids], dtype=np.float32)  # (N, d)
     layer_maps = []
     for layer in range(c.n_layer):
         attended, maps = attention_block(rms_norm(x, weights.attn_norm[layer], c.norm_eps), weights, layer,
-                                         caches, spans, positions, rotation, keep_maps)
+                                         caches, spans, positions, rotation, keep_maps, off.get(layer, ()))
         x = x + attended
         x = x + swiglu(rms_norm(x, weights.ffn_norm[layer], c.norm_eps), weights.ffn_gate[layer],
                        weights.ffn_up[layer], weights.ffn_down[layer])
@@ -236,6 +243,16 @@ def run(weights: GPTWeights, caches: list[KVCache], chunks: list[list[int]], all
     if keep_hidden:
         return logits, per_sequence, hidden
     return logits, per_sequence
+
+
+def checked_heads(heads, config: GPTConfig) -> dict[int, tuple[int, ...]]:
+    """((layer, head), ...) -> {layer: (head, ...)}; ValueError naming a head the model does not have."""
+    by_layer: dict[int, tuple[int, ...]] = {}
+    for layer, head in heads:
+        if not (0 <= int(layer) < config.n_layer and 0 <= int(head) < config.n_head):
+            raise ValueError(f"no head L{layer}H{head}: layers 0-{config.n_layer - 1}, heads 0-{config.n_head - 1}")
+        by_layer[int(layer)] = tuple(sorted(set(by_layer.get(int(layer), ())) | {int(head)}))
+    return by_layer
 
 
 # ---------------------------------------------------------------- the API
@@ -271,11 +288,12 @@ def prefill(weights: GPTWeights, ids) -> tuple[np.ndarray, KVCache]:
     return logits[0], caches[0]
 
 
-def prefill_many(weights: GPTWeights, sequences: list) -> tuple[np.ndarray, list[KVCache]]:
+def prefill_many(weights: GPTWeights, sequences: list, ablate=()) -> tuple[np.ndarray, list[KVCache]]:
     """B sequences of ids (any lengths) -> (each one's next-token logits (B, V), their KVCaches).
 
     All sequences go through each pass together, PREFILL_CHUNK tokens of each at a time: a long text's scores
-    (H, chunk, t) stay small, since each chunk attends to the cache the earlier chunks filled."""
+    (H, chunk, t) stay small, since each chunk attends to the cache the earlier chunks filled. ablate: heads
+    switched off in every pass (run's)."""
     if not sequences or any(len(ids) == 0 for ids in sequences):
         raise ValueError("prefill needs at least one sequence and at least one token in each")
     caches = [KVCache(weights.config, capacity=len(ids) + 32) for ids in sequences]
@@ -283,7 +301,7 @@ def prefill_many(weights: GPTWeights, sequences: list) -> tuple[np.ndarray, list
     for start in range(0, max(len(ids) for ids in sequences), PREFILL_CHUNK):
         active = [b for b, ids in enumerate(sequences) if len(ids) > start]
         logits[active], _ = run(weights, [caches[b] for b in active],
-                                [list(sequences[b][start:start + PREFILL_CHUNK]) for b in active])
+                                [list(sequences[b][start:start + PREFILL_CHUNK]) for b in active], ablate=ablate)
     return logits, caches
 
 
@@ -323,7 +341,12 @@ def attention_maps(text: str) -> tuple[list[str], np.ndarray]:
     return tokenizer.token_strings(ids), forward(weights, ids, all_logits=False).attention
 
 
-def next_token_logits(text: str) -> np.ndarray:
-    """text -> (49152,) float32: the model's scores for the token after the text (no BOS added)."""
+def next_token_logits(text: str, ablate=()) -> np.ndarray:
+    """text -> (49152,) float32: the model's scores for the token after the text (no BOS added).
+
+    ablate: ((layer, head), ...) heads switched off (zero-ablation: their output before W_O set to 0); () gives the
+    model's own scores, bit for bit. ValueError for an empty text, one past the context or a head not in the model."""
     weights, tokenizer = default_model()
-    return prefill(weights, _ids(tokenizer, text))[0]
+    logits, _ = prefill_many(weights, [_ids(tokenizer, text)], ablate=tuple(ablate))
+    return logits[0]
+
