@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from attention_core import gpt
-
 from attention_core.gpt import weights as gpt_weights
 from attention_core.blas import single_blas_thread
-from ui.gpt.circuits import greedy_continuation
+from attention_core.gpt.sampling import greedy_continuation
 
 try:
     gpt_weights.gguf_path()

@@ -206,3 +206,59 @@ def test_the_wrong_target_is_the_position_after_the_token_shift_places_on(shift)
     np.testing.assert_allclose(heads.induction_score(w, period, offset, shift=shift), naive / period)
     real = heads.induction_score(w, period, offset)
     assert not np.allclose(heads.induction_score(w, period, offset, shift=shift), real)
+
+
+def test_head_study_gives_the_picked_heads_interval_from_the_scoring_sequences_and_takes_batched_passes():
+    sets = heads.induction_sets(count=3, length=4, high=40)
+    calls = []
+
+    def forward(ids):
+        return causal_random(n=len(ids), seed=int(ids[0])), np.zeros((len(ids), 40))
+
+    def forward_many(many):
+        calls.append(len(many))
+        return [forward(ids) for ids in many]
+
+    study = heads.head_study(forward, sets, forward_many)
+    assert calls == [3, 3]  # each set in one batched call
+    per_sequence = [heads.induction_score(forward(ids)[0], sets.period)[study.induction.head] for ids in sets.scoring]
+    mean, lo, hi = study.induction_interval
+    assert mean == pytest.approx(np.mean(per_sequence)) == pytest.approx(study.induction.held_out_mean)
+    half = 4.302652729749464 * np.std(per_sequence, ddof=1) / math.sqrt(3)  # Student t, 2 degrees of freedom, 97.5 %
+    assert (lo, hi) == pytest.approx((mean - half, mean + half))
+    previous = [heads.previous_token_score(forward(ids)[0])[study.previous_token.head] for ids in sets.scoring]
+    assert study.previous_token_interval[0] == pytest.approx(np.mean(previous))
+
+
+# ---------------------------------------------------------------- the mask and the famous sentence
+
+def test_above_diagonal_counts_the_cells_above_the_diagonal_and_their_exact_zeros_as_a_loop_does():
+    attention = causal_random(layers=2, n_heads=3, n=6)
+    attention[0, 1, 0, 4] = 0.25  # one weight above the diagonal that is not zero
+    cells = [attention[l, h, i, j] for l in range(2) for h in range(3) for i in range(6) for j in range(6) if j > i]
+    assert heads.above_diagonal(attention) == (len(cells), sum(1 for c in cells if c == 0.0)) == (90, 89)
+
+
+def test_leak_differences_look_before_at_and_never_after_the_changed_position():
+    a_att, b_att = causal_random(n=7, seed=1), causal_random(n=7, seed=1)
+    a_logits = np.random.default_rng(2).normal(size=(7, 11))
+    b_logits = a_logits.copy()
+    b_att[..., 5:, :] += 0.5  # the changed row (5) and a later one change; nothing earlier
+    b_logits[5:] += 3.0
+    assert heads.leak_differences(a_att, a_logits, b_att, b_logits, 5) == (0.0, 0.0, pytest.approx(0.5))
+    b_att[1, 2, 3, 0] += 0.125  # an earlier row changed: a leak
+    b_logits[2, 4] -= 0.75
+    assert heads.leak_differences(a_att, a_logits, b_att, b_logits, 5)[:2] == (pytest.approx(0.125), pytest.approx(0.75))
+
+
+def test_minimal_pair_heads_count_the_heads_whose_preferred_noun_flips_as_a_loop_does():
+    a, b = causal_random(layers=3, n_heads=4, n=8, seed=3), causal_random(layers=3, n_heads=4, n=8, seed=4)
+    nouns, pronoun = (1, 4), 5
+    pair = heads.minimal_pair_heads(a, b, pronoun, nouns)
+    flips = sum(1 for l in range(3) for h in range(4)
+                if (a[l, h, -1, 1] > a[l, h, -1, 4]) != (b[l, h, -1, 1] > b[l, h, -1, 4]))
+    growth = {(l, h): b[l, h, -1, 4] - a[l, h, -1, 4] for l in range(3) for h in range(4)}
+    assert (pair.flips, pair.heads, pair.best) == (flips, 12, max(growth, key=growth.get))
+    assert pair.it_diff == pytest.approx(max(abs(a[l, h, 5, j] - b[l, h, 5, j])
+                                             for l in range(3) for h in range(4) for j in range(8)))
+    assert pair.last_rows.shape == (2, 3, 4, 2) and pair.last_rows[1, 2, 3, 0] == b[2, 3, -1, 1]

@@ -160,7 +160,7 @@ def test_generation_shows_each_token_with_the_probability_it_had():
                       and tokenizer.token_strings([int(i)])[0].replace("Ġ", "·").replace("Ċ", "⏎") == shown_token]
         assert len(candidates) == 1, (shown_token, prob)
         made.append(int(candidates[0]))
-    assert [c.value for c in at.code] == [PROMPT + tokenizer.decode(made)]
+    assert [c.value for c in at.code] == [tokenizer.decode(ids + made)]  # what the model read, then what it wrote
     assert strings("en")["gen_done"].format(n=5, seed=0) in shown(at)
     first = list(table["token"])
     at.button(key="gpt_generate").click().run()  # the same seed writes the same text
@@ -176,6 +176,34 @@ def test_a_generation_cut_short_says_where_it_stopped():
     at.button(key="gpt_stop").click().run()
     assert_clean(at)
     assert [w.value for w in at.warning if "Stopped" in w.value] == [strings("en")["gen_stopped"].format(n=2, total=5)]
+
+
+def test_a_failed_generation_says_what_failed_on_every_rerun_never_that_the_model_ended_its_answer():
+    at = answer_all(open_page("gpt", timeout=600))
+    at.slider(key="gpt_new_tokens").set_value(5).run()
+    at.button(key="gpt_generate").click().run()
+    run = at.session_state["gpt_generation"]
+    run["tokens"], run["error"] = run["tokens"][:2], "WorkerKilled: the step failed"  # as a failed step leaves it
+    for _ in range(2):  # the rerun that follows says it again
+        at.run()
+        assert_clean(at)
+        said = [line.replace("\\", "") for line in shown(at)]  # (the detail is shown markdown-escaped)
+        assert strings("en")["gen_error"].format(detail="WorkerKilled: the step failed") in said
+        assert strings("en")["gen_eos"].format(n=2) not in said
+        assert strings("en")["gen_done"].format(n=2, seed=0) not in said
+
+
+def test_the_output_shows_what_the_model_read_of_a_long_prompt_not_the_whole_typed_text():
+    text = "A long walk " + "and a longer story about a hat " * 12  # past the prompt's 40 tokens
+    at = answer_all(custom(text))
+    at.slider(key="gpt_new_tokens").set_value(2).run()
+    at.button(key="gpt_generate").click().run()
+    assert_clean(at)
+    tokenizer = gpt.default_model()[1]
+    read = tokenizer.decode(list(ids_of(text)[:40]))
+    assert len(ids_of(text)) > 40
+    (box,) = [c.value for c in at.code]
+    assert box.startswith(read) and len(box) < len(text)  # the whole typed text would be longer than what was read
 
 
 # --- the mask ------------------------------------------------------------------------------------------------------

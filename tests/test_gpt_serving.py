@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from attention_core.gpt.batching import (
-    GenerationError, GenerationRequest, GenerationServer, SingleFlight, StepFunctions, step_seed,
+    GenerationError, GenerationRequest, GenerationServer, StepFunctions, step_seed,
 )
 
 VOCAB = 40
@@ -202,38 +202,6 @@ def test_forty_readers_of_the_same_request_share_one_generation():
     assert all(r == results[0] for r in results) and len(results[0]) == 10
     list(server.stream(request))  # finished: served from the LRU
     assert model.prompts_started == 1
-
-
-def test_single_flight_computes_once_under_concurrent_callers_and_retries_failures():
-    flights, calls, gate = SingleFlight(max_entries=2), [], threading.Event()
-
-    def compute():
-        calls.append(1)
-        gate.wait(10)
-        return "result"
-
-    results = [None] * 40
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, flights.get("key", compute)))
-               for i in range(40)]
-    for t in threads:
-        t.start()
-    wait_for(lambda: len(calls) == 1)
-    gate.set()
-    for t in threads:
-        t.join(10)
-    assert len(calls) == 1 and results == ["result"] * 40
-
-    def broken():
-        calls.append(1)
-        raise KeyError("no such prompt")
-
-    for _ in range(2):
-        with pytest.raises(KeyError):
-            flights.get("bad", broken)
-    assert len(calls) == 3  # a failure is computed again, not kept
-    for key in ("a", "b", "c"):
-        flights.get(key, lambda: 0)
-    assert len(flights) == 2  # bounded: the least recently used went
 
 
 # ---------------------------------------------------------------- cancel, threads, errors

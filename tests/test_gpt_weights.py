@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from attention_core import gpt
-
 from attention_core.gpt import weights as gpt_weights
 from attention_core.gpt.weights import GPTConfig, GPTUnavailable
 

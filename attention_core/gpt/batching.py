@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -283,55 +283,6 @@ class GenerationServer:
                 pending, self._pending, self._worker = self._pending, [], None
             self._fail([a.generation for a in active] + pending, exc)
             raise
-
-
-class SingleFlight:
-    """The same key computed once: callers arriving while it runs wait for the same result; an LRU of results.
-
-    A failed computation is not kept: the next caller tries again (and gets the exception meanwhile, as its caller).
-    """
-
-    def __init__(self, max_entries: int = 128):
-        self._max_entries = max_entries
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[Hashable, _Flight] = OrderedDict()
-
-    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        with self._lock:
-            flight = self._entries.get(key)
-            owner = flight is None
-            if owner:
-                flight = self._entries[key] = _Flight()
-                while len(self._entries) > self._max_entries:
-                    self._entries.popitem(last=False)
-            else:
-                self._entries.move_to_end(key)
-        if owner:
-            try:
-                flight.value = compute()
-            except BaseException as exc:
-                flight.error = exc
-                with self._lock:
-                    if self._entries.get(key) is flight:
-                        del self._entries[key]
-                raise
-            finally:
-                flight.ready.set()
-        flight.ready.wait()
-        if flight.error is not None:
-            raise flight.error
-        return flight.value
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
-
-
-@dataclass(eq=False)
-class _Flight:
-    ready: threading.Event = field(default_factory=threading.Event)
-    value: Any = None
-    error: BaseException | None = None
 
 
 STOP_IDS = frozenset({0, 2})  # <|endoftext|> and <|im_end|>: the model ends its text or its turn

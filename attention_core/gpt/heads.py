@@ -219,15 +219,59 @@ class HeadStudy:
     second_copy_loss: float
     sequences: tuple[int, int]  # (picking, scoring) counts
     period: int
+    induction_interval: tuple[float, float, float]  # the picked induction head on the scoring set: mean, 95 % interval
+    previous_token_interval: tuple[float, float, float]  # the picked previous-token head, likewise
 
 
-def head_study(forward, sets: InductionSets) -> HeadStudy:
-    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)) -> HeadStudy on the two sets."""
-    picking = measure_sequences(forward, sets.picking, sets.period)
-    scoring = measure_sequences(forward, sets.scoring, sets.period)
-    return HeadStudy(held_out_head(picking.induction, scoring.induction),
-                     held_out_head(picking.wrong_target, scoring.wrong_target),
-                     held_out_head(picking.previous_token, scoring.previous_token),
+def head_study(forward, sets: InductionSets, forward_many=None) -> HeadStudy:
+    """forward: ids (n,) -> (attention (L, H, n, n), logits (n, V)) -> HeadStudy on the two sets.
+
+    forward_many (optional): the same passes made several sequences at a time (measure_sequences)."""
+    picking = measure_sequences(forward, sets.picking, sets.period, forward_many)
+    scoring = measure_sequences(forward, sets.scoring, sets.period, forward_many)
+    induction = held_out_head(picking.induction, scoring.induction)
+    previous = held_out_head(picking.previous_token, scoring.previous_token)
+    return HeadStudy(induction, held_out_head(picking.wrong_target, scoring.wrong_target), previous,
                      scoring.induction.mean(axis=0), scoring.sink.mean(axis=0),
                      float(scoring.first_copy_loss.mean()), float(scoring.second_copy_loss.mean()),
-                     (len(sets.picking), len(sets.scoring)), sets.period)
+                     (len(sets.picking), len(sets.scoring)), sets.period,
+                     head_stats.mean_interval(scoring.induction[(slice(None), *induction.head)]),
+                     head_stats.mean_interval(scoring.previous_token[(slice(None), *previous.head)]))
+
+
+# ---------------------------------------------------------------- the mask and the famous sentence (lesson 9)
+
+def leak_differences(attention_a, logits_a, attention_b, logits_b, changed: int) -> tuple[float, float, float]:
+    """attention_*: (L, H, n, n), logits_*: (n, V) of two texts that differ only at position ``changed`` -> (max
+    |difference| over every earlier row of every map, over every earlier position's logits, in the changed row)."""
+    j = changed
+    return (float(np.abs(attention_a[..., :j, :] - attention_b[..., :j, :]).max(initial=0.0)),
+            float(np.abs(logits_a[:j] - logits_b[:j]).max(initial=0.0)),
+            float(np.abs(attention_a[..., j, :] - attention_b[..., j, :]).max()))
+
+
+def above_diagonal(attention) -> tuple[int, int]:
+    """attention: (..., n, n) -> (how many weights lie above the diagonal in all maps, how many of them are exactly 0)."""
+    n = attention.shape[-1]
+    cells = attention[..., np.triu(np.ones((n, n), dtype=bool), k=1)]
+    return int(cells.size), int(np.count_nonzero(cells == 0.0))
+
+
+@dataclass(frozen=True)
+class MinimalPairHeads:
+    it_diff: float  # max |difference| of the pronoun's row over all maps
+    last_rows: np.ndarray  # (2, L, H, 2): the last token's weight on the two nouns, per sentence
+    flips: int  # heads whose preferred noun differs between the two sentences
+    heads: int
+    best: tuple[int, int]  # the head whose weight on the second noun grows most from the first sentence to the second
+
+
+def minimal_pair_heads(attention_a, attention_b, pronoun: int, nouns) -> MinimalPairHeads:
+    """attention_*: (L, H, n, n) of two sentences that differ only in their last token -> MinimalPairHeads (the
+    pronoun's row, and each head's preferred noun seen from the last token)."""
+    last = np.stack([a[..., -1, list(nouns)] for a in (attention_a, attention_b)])  # (2, L, H, 2)
+    prefers = last.argmax(axis=-1)
+    growth = last[1, ..., 1] - last[0, ..., 1]
+    best = np.unravel_index(int(np.argmax(growth)), growth.shape)
+    return MinimalPairHeads(float(np.abs(attention_a[..., pronoun, :] - attention_b[..., pronoun, :]).max()), last,
+                            int((prefers[0] != prefers[1]).sum()), int(growth.size), (int(best[0]), int(best[1])))

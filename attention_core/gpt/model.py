@@ -57,11 +57,6 @@ class KVCache:
     def values(self) -> np.ndarray:
         return self._values[:, :, :self.length]
 
-    @property
-    def nbytes(self) -> int:
-        """-> the bytes the cached keys and values of `length` tokens take (float32)."""
-        return 2 * self.keys.size * 4
-
     def reserve(self, extra: int) -> None:
         """Make room for `extra` more tokens (capacity doubles until they fit)."""
         capacity = self._keys.shape[2]

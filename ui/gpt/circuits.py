@@ -14,8 +14,7 @@ import streamlit as st
 
 from attention_core import gpt
 from attention_core.gpt import heads
-from attention_core.measure import head_stats
-from attention_core.gpt.sampling import sampling_probs
+from attention_core.gpt.sampling import greedy_continuation, sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
 from ui.shared.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal
@@ -57,22 +56,17 @@ class Study:
 
 @st.cache_resource(show_spinner=False)
 def study() -> Study:
+    """The tested study (attention_core.gpt.heads.head_study: heads picked on one set, scored on the other) on the
+    trained model, and the untrained copy measured on the scoring set."""
     sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
-    trained, trained_many = heads.gpt_forward(model()[0]), heads.gpt_forward_many(model()[0])
-    pick = heads.measure_sequences(trained, sets.picking, sets.period, trained_many)
-    score = heads.measure_sequences(trained, sets.scoring, sets.period, trained_many)
+    trained = heads.head_study(heads.gpt_forward(model()[0]), sets, heads.gpt_forward_many(model()[0]))
     control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period,
                                       heads.gpt_forward_many(untrained()))
-    mean = score.induction.mean(axis=0)
-    picked = np.unravel_index(int(np.argmax(pick.induction.mean(axis=0))), mean.shape)
-    previous = np.unravel_index(int(np.argmax(pick.previous_token.mean(axis=0))), mean.shape)
     return Study(
-        SEQUENCES, sets.period, mean, (int(picked[0]), int(picked[1])),
-        head_stats.mean_interval(score.induction[:, picked[0], picked[1]]), heads.heads_over(mean, STRONG),
-        float(control.induction.mean(axis=0).max()), heads.uniform_induction_score(sets.period),
-        (int(previous[0]), int(previous[1])), head_stats.mean_interval(score.previous_token[:, previous[0], previous[1]]),
-        heads.uniform_previous_token_score(2 * sets.period),
-        (float(score.first_copy_loss.mean()), float(score.second_copy_loss.mean())),
+        SEQUENCES, sets.period, trained.induction_means, trained.induction.head, trained.induction_interval,
+        heads.heads_over(trained.induction_means, STRONG), float(control.induction.mean(axis=0).max()),
+        heads.uniform_induction_score(sets.period), trained.previous_token.head, trained.previous_token_interval,
+        heads.uniform_previous_token_score(2 * sets.period), (trained.first_copy_loss, trained.second_copy_loss),
         (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
         tuple(int(i) for i in sets.scoring[0]))
 
@@ -160,29 +154,6 @@ def copied_name(name: str) -> dict | None:
             for k in range(1, len(piece))]
     written = greedy_continuation(weights, list(ids[:starts[1] + 1]), second, ids[starts[1] + 1:], m)
     return {"rows": rows, "written": written, "expected": piece[1:], "text": data.copy_template.replace("{name}", name)}
-
-
-def greedy_continuation(weights, prefix: list[int], known_logits: np.ndarray, known_next: tuple[int, ...],
-                        count: int) -> tuple[int, ...]:
-    """-> the ``count`` tokens greedy decoding writes after ``prefix``. known_logits[k] (V,) are the model's scores
-    after prefix + known_next[:k] (a pass already made): while the greedy token is the known next one, the pass that
-    made known_logits already holds the next scores (the mask: later tokens change no earlier row); from the first
-    other token on, the continuation is decoded step by step with the KV cache."""
-    written: list[int] = []
-    for k in range(count):
-        token = int(np.argmax(known_logits[k]))
-        written.append(token)
-        if k >= len(known_next) or token != known_next[k]:
-            break
-    else:
-        return tuple(written)
-    if len(written) < count:
-        step_logits, cache = gpt.prefill(weights, prefix + written)
-        while len(written) < count:
-            written.append(int(np.argmax(step_logits)))
-            if len(written) < count:
-                step_logits = gpt.decode_step(weights, [cache], [written[-1]])[0]
-    return tuple(written)
 
 
 def copy_section(t) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import gpt
+from attention_core.gpt import heads as gpt_heads  # (here "heads" counts a layer's heads)
 from charts.gpt import grouped_bars
 from charts.pretrained import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
@@ -50,17 +51,7 @@ def leak_test(ids: tuple[int, ...]) -> Leak:
     a, b = prompt_pass(ids), gpt.forward(weights, list(changed))
     a_logits = gpt.lm_head(a.hidden, weights.embedding)  # every row, as b's pass computes them: the same products
     j = len(ids) - 1
-    return Leak(j, ids[-1], new, float(np.abs(a.attention[..., :j, :] - b.attention[..., :j, :]).max()),
-                float(np.abs(a_logits[:j] - b.logits[:j]).max()),
-                float(np.abs(a.attention[..., j, :] - b.attention[..., j, :]).max()))
-
-
-def above_diagonal(attention) -> tuple[int, int]:
-    """-> (weights above the diagonal in all maps, how many of them are exactly 0)."""
-    n = attention.shape[-1]
-    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
-    cells = attention[..., upper]
-    return int(cells.size), int(np.count_nonzero(cells == 0.0))
+    return Leak(j, ids[-1], new, *gpt_heads.leak_differences(a.attention, a_logits, b.attention, b.logits, j))
 
 
 @dataclass(frozen=True)
@@ -86,14 +77,9 @@ def minimal_pair_sentences() -> MinimalPairSentences:
     it = tokens.index("·" + data.pronoun)
     nouns = [tokens.index("·" + noun) for noun in data.nouns]
     passes = [gpt.forward(model()[0], list(i)) for i in ids]
-    it_diff = float(np.abs(passes[0].attention[..., it, :] - passes[1].attention[..., it, :]).max())
-    last = np.stack([p.attention[..., -1, nouns] for p in passes])  # (2, L, H, 2)
-    prefers = last.argmax(axis=-1)
-    flips = int((prefers[0] != prefers[1]).sum())
-    growth = last[1, ..., 1] - last[0, ..., 1]
-    best = np.unravel_index(int(np.argmax(growth)), growth.shape)
-    return MinimalPairSentences((last_word, data.minimal_pair_other), it_diff, last, flips, int(growth.size),
-                         (int(best[0]), int(best[1])), it, len(ids[0]))
+    pair = gpt_heads.minimal_pair_heads(passes[0].attention, passes[1].attention, it, nouns)
+    return MinimalPairSentences((last_word, data.minimal_pair_other), pair.it_diff, pair.last_rows, pair.flips,
+                                pair.heads, pair.best, it, len(ids[0]))
 
 
 # ---------------------------------------------------------------- the sections
@@ -132,7 +118,7 @@ def mask_section(t, prompt: Prompt) -> None:
     caption = f"{S}.maps_caption_touch" if on_touch_device() else f"{S}.maps_caption"  # no "hover" on a phone
     st.caption(t(caption, shown=shown, n=n, kv=config.n_kv_head, group=group,
                  groups=t.join(f"H{g * group}–H{g * group + group - 1}" for g in range(config.n_kv_head))))
-    cells, zeros = above_diagonal(attention)
+    cells, zeros = gpt_heads.above_diagonal(attention)
     st.markdown(t(f"{S}.zeros", cells=f"{cells:,}", zeros=f"{zeros:,}", maps=layers * heads))
     tokens = shown_tokens([leak.old, leak.new])
     st.markdown(t(f"{S}.leak_numbers", position=leak.position + 1, old=md_escape(tokens[0]), new=md_escape(tokens[1]),

@@ -116,14 +116,9 @@ def stream(request: Request):
 
 
 def _show(out, prompt: Prompt, made: list[tuple[int, float]]) -> None:
-    """The prompt and what the model wrote after it, as plain text (every space and new line as written)."""
-    out.code(prompt.text + decode(tuple(i for i, _ in made)), language=None, wrap_lines=True)
-
-
-def _on_stop() -> None:
-    run = st.session_state.get(GENERATION)
-    if run is not None and not run["finished"]:
-        run["stopped"] = True
+    """What the model read (the prompt's tokens, a long prompt cut where the model stopped reading) and what it wrote
+    after it, as plain text (every space and new line as written)."""
+    out.code(decode(prompt.ids + tuple(i for i, _ in made)), language=None, wrap_lines=True)
 
 
 def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
@@ -137,18 +132,18 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     seed = c_seed.number_input(t("common.seed"), 0, 9999, 0, key="gpt_seed", bind="query-params",
                                persist_state="session")
     go = c_go.button(t(f"{S}.generate"), key="gpt_generate", type="primary", icon=":material/play_arrow:")
-    c_stop.button(t(f"{S}.stop"), key="gpt_stop", on_click=_on_stop, icon=":material/stop:")
+    c_stop.button(t(f"{S}.stop"), key="gpt_stop", icon=":material/stop:")  # its click's rerun ends the stream
     request = Request(prompt.ids, setting, int(seed), int(new_tokens))
     out = st.container(key="gpt_gen_out").empty()  # (the key names it for the browser tests)
     if go:
-        run = {"request": request, "tokens": [], "finished": False, "stopped": False}
+        run = {"request": request, "tokens": [], "finished": False, "error": None}
         st.session_state[GENERATION] = run
         try:
             for token, prob in stream(request):
                 run["tokens"].append((token, prob))
                 _show(out, prompt, run["tokens"])
-        except GenerationError as exc:
-            st.warning(t(f"{S}.gen_error", detail=md_escape(str(exc))))
+        except GenerationError as exc:  # said below, on this run and every rerun that shows this generation
+            run["error"] = str(exc)
         run["finished"] = True
     run = st.session_state.get(GENERATION)
     if run is None:
@@ -160,7 +155,9 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     made = run["tokens"]
     _show(out, prompt, made)
     st.caption(t(f"{S}.gen_text"))
-    if run["finished"]:
+    if run["error"] is not None:  # a failed step: not the model ending its answer
+        st.warning(t(f"{S}.gen_error", detail=md_escape(run["error"])))
+    elif run["finished"]:
         st.caption(t(f"{S}.gen_done", n=len(made), seed=request.seed))
         if len(made) < request.new_tokens:  # the server stops at the end of an answer
             st.caption(t(f"{S}.gen_eos", n=len(made)))
