@@ -1,5 +1,5 @@
 """Lesson 8's model view written by Altair: the alternative measured against the hand-written Vega-Lite dict
-(charts.pretrained.model_view), which the page keeps (docs/performance.md, "The model view: Altair or the dict").
+(charts.model_view.model_view), which the page keeps (docs/performance.md, "The model view: Altair or the dict").
 
     .venv/bin/python -m bench.model_view_altair [--runs 20]
 
@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from charts.pretrained import (  # noqa: E402
+from charts.model_view import (  # noqa: E402
     GAP, LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PADDING, WEIGHT_COLUMN, WEIGHT_SCALE, _label_expr, axis_px, model_view,
     model_view_table, unit_px,
 )

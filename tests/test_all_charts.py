@@ -24,7 +24,7 @@ from charts.matrix import attention_heatmap, heatmap_height
 from charts.rnn import influence_chart, memory_probe_chart
 from charts.style import ACCENT, MASKED_GREY, SECOND
 from charts.tokens import LINE_TRACE_PREFIX, token_lines
-from charts.pretrained import model_view, upright_keys
+from charts.model_view import model_view, upright_keys
 from charts.transformer import feature_heatmap
 from tests.apptest_utils import decode_array
 from ui.shared.display import presenter_spec, touch_spec

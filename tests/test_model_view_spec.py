@@ -1,4 +1,4 @@
-"""Lesson 8's model view: the hand-written Vega-Lite dict (charts.pretrained.model_view) is the view Altair writes
+"""Lesson 8's model view: the hand-written Vega-Lite dict (charts.model_view.model_view) is the view Altair writes
 (bench/model_view_altair.py builds it with Altair 6; the page keeps the dict, docs/performance.md says why), and its
 geometry holds: square cells, a map of the same size whatever the sentence's length, labels in the asked font. Its
 table (one fixed-point weight per cell) decodes back to the weights, and lesson 9's 270 maps fit in 200 kB."""
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.model_view_altair import LABELS, TOKENS, model_view_chart, streamlit_spec
-from charts.pretrained import GAP, MAP_PX, WEIGHT_COLUMN, model_view, model_view_table
+from charts.model_view import GAP, MAP_PX, WEIGHT_COLUMN, model_view, model_view_table
 from tests.hypothesis_budget import examples
 
 
@@ -63,7 +63,7 @@ def test_cells_are_square_and_a_map_keeps_its_size(n):
 
 def test_upright_keys_turns_only_the_key_labels():
     from charts.matrix import attention_heatmap
-    from charts.pretrained import upright_keys
+    from charts.model_view import upright_keys
 
     heat = attention_heatmap(np.eye(3), ["a", "it", "c"], label_every_column=True)
     before = copy.deepcopy(heat)

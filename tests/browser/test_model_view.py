@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from charts.pretrained import GAP, LABEL_PX, MAP_PX, PADDING, axis_px, unit_px
+from charts.model_view import GAP, LABEL_PX, MAP_PX, PADDING, axis_px, unit_px
 from tests.browser.conftest import open_page, rerun_after, wait_for_app
 from tests.browser.model_view_js import FIRST_MAP_PX, model_view_messages
 
@@ -21,7 +21,7 @@ FAMOUS = "The animal did not cross the street because it was too tired"
 
 
 def cell_centre(box: dict, tokens: int, layer: int, head: int, q: int, k: int) -> tuple[float, float]:
-    """The centre of one cell (query q, key k) of one head's map on the canvas (charts.pretrained's fixed layout)."""
+    """The centre of one cell (query q, key k) of one head's map on the canvas (charts.model_view's fixed layout)."""
     step, unit, (left, top) = tokens + GAP, unit_px(tokens), axis_px(LABEL_PX)
     return (box["x"] + PADDING + left + (head * step + k + 0.5) * unit,
             box["y"] + PADDING + top + (layer * step + q + 0.5) * unit)

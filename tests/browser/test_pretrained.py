@@ -2,7 +2,7 @@
 
 import pytest
 
-from charts.pretrained import GAP, LABEL_PX, PADDING, axis_px, unit_px
+from charts.model_view import GAP, LABEL_PX, PADDING, axis_px, unit_px
 from tests.browser.conftest import open_page, wait_for_app
 
 pytestmark = pytest.mark.browser
@@ -20,7 +20,7 @@ def answer_both(page) -> None:
 
 def map_centre(box: dict, layer: int, head: int) -> tuple[float, float]:
     """The centre of one head's map on the canvas: the grid has fixed padding, axis room and cell size
-    (charts.pretrained)."""
+    (charts.model_view)."""
     step, unit, (left, top) = TOKENS + GAP, unit_px(TOKENS), axis_px(LABEL_PX)
     x = box["x"] + PADDING + left + (head * step + TOKENS / 2) * unit
     y = box["y"] + PADDING + top + (layer * step + TOKENS / 2) * unit

@@ -12,7 +12,7 @@ import streamlit as st
 from attention_core import gpt
 from attention_core.gpt import heads as gpt_heads  # (here "heads" counts a layer's heads)
 from charts.gpt import grouped_bars
-from charts.pretrained import model_view, model_view_table
+from charts.model_view import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.shared.display import on_touch_device, show_plotly
 from ui.shared.figures import figure_spec

@@ -11,7 +11,7 @@ import streamlit as st
 from attention_core.pretrained import heads
 from attention_core.self_attention import top_targets
 from charts.matrix import HALF_PAGE_PLOT_PX, attention_heatmap
-from charts.pretrained import (
+from charts.model_view import (
     LABEL_PX, MAP_PX, MODEL_VIEW_SELECTION, PHONE_MAP_PX, model_view, model_view_table, upright_keys,
 )
 from charts.self_attention import outline_row

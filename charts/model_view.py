@@ -1,4 +1,4 @@
-"""Lesson 8's model view: every head of a trained model as a small map, in one clickable Vega-Lite chart.
+"""The model view of lessons 8 and 9: every head of a trained model as a small map, in one clickable Vega-Lite chart.
 
 All layers x heads maps stand in one grid (layer = row, head = column) drawn as a single rect mark: one view instead
 of 72 facets, so the browser lays out one scene (docs/pretrained-page.md has the measurement). The grid has a fixed
