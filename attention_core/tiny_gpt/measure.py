@@ -18,7 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .data import Sequences
-from .model import forward, token_losses
+from .model import forward, fresh, token_losses
+
+
+def attention_maps(params, tokens, knock_out=None) -> np.ndarray:
+    """params, tokens: (T,) ints of one sequence -> (L, H, T, T): every head's attention map on it."""
+    _, maps, _ = forward(params, np.asarray(tokens)[None], knock_out)
+    return np.stack([a[0] for a in maps])
 
 
 def previous_token_scores(maps) -> np.ndarray:
@@ -64,9 +70,9 @@ class Measures:
     induction: np.ndarray
 
 
-def measure(params, seqs: Sequences, knock_out=None) -> Measures:
-    """params, seqs -> Measures, with the heads where knock_out (L, H) is True switched off."""
-    logits, maps, _ = forward(params, seqs.tokens, knock_out)
+def measure(params, seqs: Sequences, knock_out=None, new=fresh) -> Measures:
+    """params, seqs -> Measures, with the heads where knock_out (L, H) is True switched off (new: model.forward's)."""
+    logits, maps, _ = forward(params, seqs.tokens, knock_out, new)
     losses = token_losses(logits, seqs.tokens).astype(np.float64)
     maps = np.stack(maps).swapaxes(1, 2)  # L x (B, H, T, T) -> (L, H, B, T, T)
     return Measures(float(losses[seqs.repeated()].mean()), float(losses[seqs.unrepeated()].mean()),

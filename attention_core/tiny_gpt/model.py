@@ -37,7 +37,7 @@ class Config:
     learning_rate: float = 0.01
     batch_size: int = 64
     steps: int = 1500
-    init_std: float = 0.1
+    init_std: float = 0.15
     dtype: str = "float32"
     eval_size: int = 256  # the fixed evaluation set the scores are measured on,
     eval_seed: int = 20220308  # drawn from its own seed: every run of a configuration is scored on the same sequences
@@ -79,43 +79,66 @@ def side_by_side(W) -> np.ndarray:
     return W.transpose(1, 0, 2).reshape(d, H * dh)
 
 
-def split(x2d, B: int, H: int) -> np.ndarray:
-    """x2d: (B*T, H*dh) -> (B, H, T, dh), contiguous: one block per head."""
+def heads(x2d, B: int, H: int) -> np.ndarray:
+    """x2d: (B*T, H*dh), the heads side by side -> (B, H, T, dh): a view, head h's columns as its own block."""
     BT, Hdh = x2d.shape
-    return np.ascontiguousarray(x2d.reshape(B, BT // B, H, Hdh // H).transpose(0, 2, 1, 3))
+    return x2d.reshape(B, BT // B, H, Hdh // H).transpose(0, 2, 1, 3)
 
 
-def merge(x) -> np.ndarray:
-    """x: (B, H, T, dh) -> (B*T, H*dh): the heads side by side again (the inverse of split)."""
-    B, H, T, dh = x.shape
-    return x.transpose(0, 2, 1, 3).reshape(B * T, H * dh)
+class Buffers:
+    """Arrays kept from one call to the next, one per name: a training step then allocates nothing large (fresh
+    arrays cost page faults, a third of a step; docs/performance.md). ``fresh`` (the default) allocates each time."""
+
+    def __init__(self):
+        self._arrays = {}
+
+    def __call__(self, name: str, shape, dtype) -> np.ndarray:
+        array = self._arrays.get(name)
+        if array is None or array.shape != tuple(shape) or array.dtype != dtype:
+            array = self._arrays[name] = np.empty(shape, dtype=dtype)
+        return array
 
 
-def forward(params, tokens, knock_out=None) -> tuple[np.ndarray, list[np.ndarray], dict]:
+def fresh(name: str, shape, dtype) -> np.ndarray:
+    return np.empty(shape, dtype=dtype)
+
+
+def forward(params, tokens, knock_out=None, new=fresh) -> tuple[np.ndarray, list[np.ndarray], dict]:
     """params, tokens: (B, T) ints -> (logits (B, T, V), maps [L arrays (B, H, T, T)], what the backward pass needs).
 
     knock_out: (L, H) booleans, True where a head's output is replaced by zeros (the head switched off).
+    new(name, shape, dtype): where each array is written (``Buffers()`` reuses them from one call to the next).
     """
     tokens = np.asarray(tokens)
     B, T = tokens.shape
     L, H, d, dh = params["W_Q"].shape
-    x = (params["W_E"][tokens] + params["W_pos"][:T]).reshape(B * T, d)  # the residual stream, a row a position
+    dt = params["W_Q"].dtype
+    x = new("x0", (B * T, d), dt)  # the residual stream: a row a position
+    np.take(params["W_E"], tokens, axis=0, out=x.reshape(B, T, d))
+    x.reshape(B, T, d)[:] += params["W_pos"][:T]
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
-    saved = {"tokens": tokens, "x": [], "q": [], "k": [], "v": [], "a": [], "z": []}
+    saved = {"tokens": tokens, "x": [x], "q": [], "k": [], "v": [], "a": [], "z": []}
     for l in range(L):
-        q, k, v = (split(x @ side_by_side(params[name][l]), B, H) for name in ("W_Q", "W_K", "W_V"))  # (B, H, T, dh)
-        scores = q @ k.swapaxes(-1, -2)
+        for name in ("q", "k", "v"):  # q = x W_Q[l, h] for every head at once: (B*T, H*dh)
+            W = side_by_side(params["W_" + name.upper()][l])
+            saved[name].append(np.matmul(x, W, out=new(f"{name}{l}", (B * T, H * dh), dt)))
+        q, k, v = (heads(saved[name][l], B, H) for name in ("q", "k", "v"))  # (B, H, T, dh) views
+        scores = np.matmul(q, k.swapaxes(-1, -2), out=new(f"s{l}", (B, H, T, T), dt))
         scores *= 1 / np.sqrt(dh)
         scores[..., future] = -np.inf  # the causal mask: no query sees a later key
         a = softmax(scores)  # (B, H, T, T)
-        z = a @ v  # (B, H, T, dh)
+        z = new(f"z{l}", (B * T, H * dh), dt)
+        np.matmul(a, v, out=heads(z, B, H))  # z = a v, each head's output in its own columns
         if knock_out is not None:
-            z[:, np.asarray(knock_out[l], dtype=bool)] = 0
-        for name, value in (("x", x), ("q", q), ("k", k), ("v", v), ("a", a), ("z", z)):
-            saved[name].append(value)
-        x = x + merge(z) @ params["W_O"][l].reshape(H * dh, d)  # = sum over heads of z_h W_O[l, h]
-    saved["x"].append(x)
-    return (x @ params["W_U"]).reshape(B, T, -1), saved["a"], saved
+            heads(z, B, H)[:, np.asarray(knock_out[l], dtype=bool)] = 0
+        x_next = np.matmul(z, params["W_O"][l].reshape(H * dh, d), out=new(f"x{l + 1}", (B * T, d), dt))
+        x_next += x  # x_{l+1} = x_l + sum over heads of z_h W_O[l, h]
+        x = x_next
+        saved["a"].append(a)
+        saved["z"].append(z)
+        saved["x"].append(x)
+    logits = np.matmul(x, params["W_U"], out=new("logits", (B * T, params["W_U"].shape[1]), dt))
+    return logits.reshape(B, T, -1), saved["a"], saved
 
 
 def token_losses(logits, tokens) -> np.ndarray:
@@ -130,47 +153,55 @@ def loss(params, tokens) -> float:
     return float(token_losses(logits, tokens).mean(dtype=np.float64))
 
 
-def grads(params, tokens) -> dict[str, np.ndarray]:
+def grads(params, tokens, new=fresh) -> dict[str, np.ndarray]:
     """params, tokens: (B, T) ints -> {name: d loss / d params[name]}, the same keys and shapes as the weights."""
-    logits, _, saved = forward(params, tokens)
-    return _backward(params, logits, saved)
+    logits, _, saved = forward(params, tokens, new=new)
+    return _backward(params, logits, saved, new)
 
 
-def _backward(params, logits, saved) -> dict[str, np.ndarray]:
+def _backward(params, logits, saved, new) -> dict[str, np.ndarray]:
     tokens = saved["tokens"]
     B, T = tokens.shape
     L, H, d, dh = params["W_Q"].shape
-    g = {name: np.empty_like(params[name]) for name in ("W_Q", "W_K", "W_V", "W_O")}
+    dt = logits.dtype
+    g = {name: np.empty_like(params[name]) for name in NAMES}
     # loss = mean of -log softmax(logits)[next token]: d/dlogits = (softmax - onehot) / count, 0 at the last position
     dlogits = softmax(logits)
     dlogits[:, -1] = 0
     b, t = np.indices((B, T - 1))
     dlogits[b, t, tokens[:, 1:]] -= 1
-    dlogits = dlogits.reshape(B * T, -1) / (B * (T - 1))
-    g["W_U"] = saved["x"][L].T @ dlogits
-    dx = dlogits @ params["W_U"].T  # (B*T, d): the gradient flowing down the residual stream
+    dlogits = dlogits.reshape(B * T, -1)
+    dlogits *= 1 / (B * (T - 1))
+    np.matmul(saved["x"][L].T, dlogits, out=g["W_U"])
+    dx = np.matmul(dlogits, params["W_U"].T, out=new("dx", (B * T, d), dt))  # the gradient down the residual stream
+    dz, dq, dk, dv = (new(name, (B * T, H * dh), dt) for name in ("dz", "dq", "dk", "dv"))  # heads side by side
+    da, ds = new("da", (B, H, T, T), dt), new("ds", (B, H, T, T), dt)
+    back = new("back", (B * T, d), dt)
     for l in reversed(range(L)):
-        x, q, k, v, a, z = (saved[name][l] for name in ("x", "q", "k", "v", "a", "z"))
-        # x_{l+1} = x_l + merge(z) W_O: the gradient passes straight down the stream, and into the heads
-        g["W_O"][l] = (merge(z).T @ dx).reshape(H, dh, d)
-        dz = split(dx @ params["W_O"][l].reshape(H * dh, d).T, B, H)  # a knocked-out head's z is a constant: its dz is never used
+        x, a = saved["x"][l], saved["a"][l]
+        q, k, v = (heads(saved[name][l], B, H) for name in ("q", "k", "v"))
+        # x_{l+1} = x_l + z W_O: the gradient passes straight down the stream, and into the heads
+        g["W_O"][l] = (saved["z"][l].T @ dx).reshape(H, dh, d)
+        np.matmul(dx, params["W_O"][l].reshape(H * dh, d).T, out=dz)  # a knocked-out head's z is a constant 0
         # z = a v
-        da = dz @ v.swapaxes(-1, -2)
-        dv = a.swapaxes(-1, -2) @ dz
-        # a = softmax(s): ds = a * (da - sum_j a_j da_j); a masked key has a = 0, so its ds is 0
-        ds = da - np.sum(a * da, axis=-1, keepdims=True)
+        np.matmul(heads(dz, B, H), v.swapaxes(-1, -2), out=da)
+        np.matmul(a.swapaxes(-1, -2), heads(dz, B, H), out=heads(dv, B, H))
+        # a = softmax(s): ds = a * (da - sum_j a_j da_j) / sqrt(dh); a masked key has a = 0, so its ds is 0
+        np.multiply(a, da, out=ds)
+        np.subtract(da, ds.sum(axis=-1, keepdims=True), out=ds)
         ds *= a
         ds *= 1 / np.sqrt(dh)
-        # s = q k^T / sqrt(dh)
-        dq, dk = ds @ k, ds.swapaxes(-1, -2) @ q
-        # q = x W_Q (and k, v): each weight's gradient sums over the positions; x gets all three back
+        # s = q k^T
+        np.matmul(ds, k, out=heads(dq, B, H))
+        np.matmul(ds.swapaxes(-1, -2), q, out=heads(dk, B, H))
+        # q = x W_Q (and k, v): each weight's gradient sums over the positions; x gets all three back, added to the
+        # gradient that came straight down the stream
         for name, dy in (("W_Q", dq), ("W_K", dk), ("W_V", dv)):
-            dy = merge(dy)
             g[name][l] = (x.T @ dy).reshape(d, H, dh).transpose(1, 0, 2)
-            dx = dx + dy @ side_by_side(params[name][l]).T
-    g["W_pos"] = dx.reshape(B, T, d).sum(axis=0)
-    onehot = np.eye(params["W_E"].shape[0], dtype=dx.dtype)[tokens.ravel()]  # (B*T, V)
-    g["W_E"] = onehot.T @ dx
+            dx += np.matmul(dy, side_by_side(params[name][l]).T, out=back)
+    np.sum(dx.reshape(B, T, d), axis=0, out=g["W_pos"])
+    onehot = np.eye(params["W_E"].shape[0], dtype=dt)[tokens.ravel()]  # (B*T, V): d x0 / d W_E picks rows
+    np.matmul(onehot.T, dx, out=g["W_E"])
     return g
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .data import batch, eval_set
 from .measure import measure
-from .model import Adam, Config, grads, init
+from .model import Adam, Buffers, Config, grads, init
 
 
 class Cancelled(Exception):
@@ -23,7 +23,8 @@ class Cancelled(Exception):
 @dataclass(frozen=True)
 class Run:
     """One training run. S evaluations at `steps` (every `every` steps, the first before any training, the last at
-    config.steps): losses (S,), scores (S, L, H), snapshots {name: (S, *shape)}, params the final weights."""
+    config.steps): losses (S,), scores (S, L, H), snapshots {name: (S, *shape)} (empty if not kept), params the final
+    weights."""
 
     config: Config
     seed: int
@@ -40,8 +41,8 @@ class Run:
         return {name: values[index] for name, values in self.snapshots.items()}
 
 
-def train(config: Config, seed: int, every: int = 25,
-          progress: Callable[[int], bool | None] | None = None) -> Run:
+def train(config: Config, seed: int, every: int = 25, progress: Callable[[int], bool | None] | None = None,
+          keep_snapshots: bool = True) -> Run:
     """(config, seed) -> Run. progress(step) is called at every evaluation; returning False stops with Cancelled."""
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
@@ -50,17 +51,19 @@ def train(config: Config, seed: int, every: int = 25,
     data = np.random.default_rng(data_seed)
     adam = Adam(params, config.learning_rate)
     evaluation = eval_set(config)
+    step_buffers, eval_buffers = Buffers(), Buffers()
     steps = sorted(set(range(0, config.steps, every)) | {config.steps})
     records, snapshots = [], []
     for step in range(config.steps + 1):
         if step in steps[len(records):len(records) + 1]:
-            records.append(measure(params, evaluation))
-            snapshots.append({name: p.copy() for name, p in params.items()})
+            records.append(measure(params, evaluation, new=eval_buffers))
+            if keep_snapshots:
+                snapshots.append({name: p.copy() for name, p in params.items()})
             if progress is not None and progress(step) is False:
                 raise Cancelled(f"stopped at step {step} of {config.steps}")
         if step < config.steps:
-            adam.step(params, grads(params, batch(config, data)))
+            adam.step(params, grads(params, batch(config, data), new=step_buffers))
     return Run(config, int(seed), np.array(steps),
                np.array([r.loss_repeated for r in records]), np.array([r.loss_unrepeated for r in records]),
                np.array([r.previous_token for r in records]), np.array([r.induction for r in records]),
-               {name: np.stack([s[name] for s in snapshots]) for name in params}, params)
+               {name: np.stack([s[name] for s in snapshots]) for name in params} if snapshots else {}, params)

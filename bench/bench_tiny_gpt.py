@@ -1,0 +1,100 @@
+"""Time the tiny GPT's training (attention_core.tiny_gpt): a step, a default run, a knock-out, and the phase change
+over seeds.
+
+    .venv/bin/python -m bench.bench_tiny_gpt                  # 5 repeats; 10 seeds of the default and the control
+    .venv/bin/python -m bench.bench_tiny_gpt --repeats 9 --seeds 0
+
+CPU time on one core (time.process_time, one BLAS thread): the machine is shared, so medians and spreads, never a
+single time. Minor page faults per step show what reusing the step's arrays (model.Buffers) saves. Asserts nothing
+about time (tests/test_tiny_gpt_claims.py holds the phase change itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import time
+from dataclasses import replace
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads BLAS: one core, as the server runs it
+
+import numpy as np  # noqa: E402
+
+from attention_core.tiny_gpt import (Adam, Config, batch, eval_set, formation_step, grads, init, measure,  # noqa: E402
+                                     plateau_loss, train)
+from attention_core.tiny_gpt.model import Buffers, fresh  # noqa: E402
+from bench.timing import describe, timed  # noqa: E402
+
+
+def step_cost(config: Config, steps: int, reuse: bool) -> tuple[float, float]:
+    """-> (CPU seconds per training step, minor page faults per step) over `steps` steps after 20 warm-up steps."""
+    params, data = init(config, 0), np.random.default_rng(1)
+    adam, new = Adam(params, config.learning_rate), (Buffers() if reuse else fresh)
+
+    def run(n):
+        for _ in range(n):
+            adam.step(params, grads(params, batch(config, data), new=new))
+
+    run(20)
+    before, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
+    run(steps)
+    return (time.process_time() - start) / steps, (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / steps
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.bench_tiny_gpt", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=10, help="seeds of the phase-change spread (0: skip it)")
+    args = ap.parse_args(argv)
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    config = Config()
+    print(f"default: {config}")
+
+    for dtype in ("float32", "float64"):
+        for reuse in (True, False):
+            costs = [step_cost(replace(config, dtype=dtype), 200, reuse) for _ in range(args.repeats)]
+            ms = [c[0] * 1000 for c in costs]
+            print(f"a training step, {dtype}, {'buffers reused' if reuse else 'fresh arrays'}: median "
+                  f"{statistics.median(ms):.2f} ms CPU (min {min(ms):.2f}, max {max(ms):.2f}), "
+                  f"{statistics.median(c[1] for c in costs):.0f} minor page faults a step")
+
+    print(describe(f"a default run ({config.steps} steps, measured every 25)",
+                   timed(lambda: train(config, 0, every=25), args.repeats, time.process_time)))
+    run = train(config, 0, every=25)
+    seqs = eval_set(config)
+    off = np.zeros((config.n_layer, config.n_head), dtype=bool)
+    off[0, int(np.argmax(run.previous_token[-1, 0]))] = True
+    print(describe(f"a knock-out: the {config.eval_size} evaluation sequences, one head off",
+                   timed(lambda: measure(run.params, seqs, off), max(args.repeats, 9), time.process_time)))
+    print(describe("the attention maps of one sequence at one snapshot",
+                   timed(lambda: measure(run.params_at(10), replace(seqs, tokens=seqs.tokens[:1],
+                                                                    offset=seqs.offset[:1], period=seqs.period[:1])),
+                         max(args.repeats, 9), time.process_time)))
+    nbytes = sum(a.nbytes for a in run.snapshots.values())
+    print(f"snapshots of a run: {len(run.steps)} x {sum(p.size for p in run.params.values())} weights = "
+          f"{nbytes / 1e6:.2f} MB")
+
+    if args.seeds:
+        plateau = plateau_loss(seqs)
+        for label, cfg in (("2 layers x 2 heads", config), ("1 layer x 2 heads (the control)",
+                                                            replace(config, n_layer=1)),
+                           ("2 layers x 1 head", replace(config, n_head=1))):
+            found, cpu = [], []
+            for seed in range(args.seeds):
+                start = time.process_time()
+                r = train(cfg, seed, every=25)
+                cpu.append(time.process_time() - start)
+                found.append(formation_step(r.steps, r.induction, r.loss_repeated, plateau))
+            formed = sorted(s for s in found if s is not None)
+            spread = (f"median {statistics.median(formed):.0f}, range {formed[0]}-{formed[-1]}" if formed else "")
+            print(f"{label}: formed in {len(formed)} of {args.seeds} seeds within {cfg.steps} steps {spread}; "
+                  f"steps {found}; CPU a run median {statistics.median(cpu):.1f} s (min {min(cpu):.1f}, "
+                  f"max {max(cpu):.1f})")
+
+
+if __name__ == "__main__":
+    main()
