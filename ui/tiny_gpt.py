@@ -1,0 +1,368 @@
+"""Lesson "Watch a head form": a tiny GPT trained live (attention_core.tiny_gpt), its runs shared by the server's
+sessions, and the sections that show them: the loss curves and the heads' scores, the attention maps at a step, the
+one-layer control, heads switched off, the phase change over seeds, and the bridge to lesson 9.
+
+Runs: the settings the page offers by default (layers 1-2 x heads 1-2 x seeds 0-2, learning rate 0.01, and the
+seeds of the seed section) are trained once per machine and kept on disk (attention_core.tiny_gpt.store); any other
+setting is the learner's own run, trained when they press the button and kept in memory. Either way one run per
+setting at a time (single flight): a second session asking for a run in progress follows its progress bar. A run
+trains in the script thread of the session that started it, so a learner who leaves (another page, a closed tab, a
+changed control) stops it at its next progress update: no thread is left running and nothing half-done is kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attention_core.attention import MAX_SEED
+from attention_core.tiny_gpt import (Config, Run, attention_maps, cached_run, eval_set, formation_step, measure,
+                                     plateau_loss, train)
+from charts.gpt import grouped_bars
+from charts.matrix import attention_heatmap
+from charts.tiny_gpt import step_lines
+from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
+from ui.shared.display import show_plotly
+from ui.shared.figures import figure_spec
+from ui.shared.links import url_selectbox
+
+S = "tiny_gpt"
+DEFAULT = Config()  # the page's default run: 2 layers x 2 heads
+EVERY = 25  # steps between two measurements (and two snapshots of the weights)
+DEFAULT_SEEDS = (0, 1, 2)  # offered by default: trained once per machine, kept on disk
+SEEDS = 10  # the seed section's runs of the default configuration
+LEARNING_RATES = (0.003, 0.005, 0.01, 0.02, 0.03)
+TOKEN_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"  # the 32 tokens, written as letters so the copy shows
+SHOWN_PERIOD = 8  # the sequence of the maps: 8 random tokens, a segment of 8, the segment again
+OWN_RUNS = 16  # learners' own runs kept in memory (the oldest dropped first)
+
+
+def formula() -> str:
+    return (r"\text{head}_{2}(i) \approx \text{the token after } j, \text{ where } x_{j} = x_{i}"
+            r"\quad\Leftarrow\quad \text{head}_{1}: \; j \to j - 1")
+
+
+def head_label(layer: int, head: int) -> str:
+    return f"L{layer + 1}·H{head + 1}"
+
+
+def token_names(tokens) -> list[str]:
+    return [TOKEN_NAMES[int(i) % len(TOKEN_NAMES)] for i in tokens]
+
+
+# ---------------------------------------------------------------- runs shared by every session
+
+class SharedRuns:
+    """Finished runs shared by every session, one per (config, seed); one run per key at a time.
+
+    ``run(key, compute, own, follow)``: the first caller of a key computes it; a caller of a key in progress waits for
+    it, calling ``follow(step)`` with the leader's progress about twice a second (a Streamlit call there is where a
+    waiting session that left stops waiting). If the leader is stopped, the next waiter computes it.
+    """
+
+    def __init__(self, max_own: int = OWN_RUNS):
+        self._lock = threading.Lock()
+        self._key_locks: dict = {}
+        self._done: OrderedDict = OrderedDict()
+        self._own: list = []
+        self.progress: dict = {}
+        self._max_own = max_own
+
+    def get(self, key) -> Run | None:
+        with self._lock:
+            return self._done.get(key)
+
+    def run(self, key, compute, own: bool, follow) -> Run:
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        while not key_lock.acquire(timeout=0.5):
+            follow(self.progress.get(key, 0))
+        try:
+            done = self.get(key)
+            if done is not None:
+                return done
+            result = compute()
+            with self._lock:
+                self._done[key] = result
+                if own:
+                    self._own.append(key)
+                    while len(self._own) > self._max_own:
+                        self._done.pop(self._own.pop(0), None)
+            return result
+        finally:
+            self.progress.pop(key, None)
+            key_lock.release()
+
+
+@st.cache_resource(show_spinner=False)
+def shared_runs() -> SharedRuns:
+    return SharedRuns()
+
+
+def is_offered(config: Config, seed: int) -> bool:
+    """A setting the page offers by default (kept on disk) rather than a learner's own run."""
+    default_config = replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head) == config
+    return default_config and (seed in DEFAULT_SEEDS or (config == DEFAULT and seed < SEEDS))
+
+
+def get_run(t, config: Config, seed: int, label: str) -> Run:
+    """The run of (config, seed): from memory, from disk, or trained now under a progress bar."""
+    store = shared_runs()
+    key = (config, seed)
+    done = store.get(key)
+    if done is not None:
+        return done
+    bar = st.progress(0.0, text=t(f"{S}.training", what=label, step=0, steps=f"{config.steps:,}"))
+
+    def show(step: int) -> None:
+        bar.progress(min(step / config.steps, 1.0),
+                     text=t(f"{S}.training", what=label, step=f"{step:,}", steps=f"{config.steps:,}"))
+
+    def progress(step: int) -> None:
+        store.progress[key] = step
+        show(step)
+
+    if is_offered(config, seed):
+        snapshots = seed in DEFAULT_SEEDS
+        compute = lambda: cached_run(config, seed, EVERY, snapshots, progress)  # noqa: E731
+    else:
+        compute = lambda: train(config, seed, EVERY, progress)  # noqa: E731
+    run = store.run(key, compute, not is_offered(config, seed), show)
+    bar.empty()
+    return run
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def evaluation(config: Config):
+    """The configuration's evaluation sequences and their plateau (the loss of spreading over the tokens seen)."""
+    seqs = eval_set(config)
+    return seqs, plateau_loss(seqs)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def knocked_out(config: Config, seed: int, off: tuple, _run: Run):
+    m = measure(_run.params, evaluation(config)[0], np.array(off, dtype=bool).reshape(config.n_layer, config.n_head))
+    return m.loss_repeated, m.loss_unrepeated, m.induction, m.previous_token
+
+
+def shown_sequence(config: Config) -> int:
+    """The evaluation sequence the maps show: the first with a segment of SHOWN_PERIOD tokens (else the first)."""
+    periods = list(evaluation(config)[0].period)
+    return periods.index(SHOWN_PERIOD) if SHOWN_PERIOD in periods else 0
+
+
+def formed_at(run: Run) -> int | None:
+    return formation_step(run.steps, run.induction, run.loss_repeated, evaluation(run.config)[1])
+
+
+# ---------------------------------------------------------------- controls
+
+def controls(t) -> tuple[Config, int] | None:
+    """The model and the seed; None (with the button) while a learner's own setting is not trained yet."""
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        layers = url_selectbox(t(f"{S}.layers"), [2, 1], "tiny_layers", widget=st.segmented_control)
+    with c2:
+        heads = url_selectbox(t(f"{S}.heads"), [2, 1], "tiny_heads", widget=st.segmented_control)
+    seed = int(c3.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1, key="tiny_seed",
+                               bind="query-params", help=t(f"{S}.seed_help", seeds=", ".join(map(str, DEFAULT_SEEDS)))))
+    with c4:
+        rate = url_selectbox(t(f"{S}.rate"), LEARNING_RATES, "tiny_rate", default=DEFAULT.learning_rate,
+                             widget=st.select_slider)
+    config = replace(DEFAULT, n_layer=int(layers or 2), n_head=int(heads or 2), learning_rate=float(rate))
+    if is_offered(config, seed) or shared_runs().get((config, seed)) is not None:
+        return config, seed
+    st.info(t(f"{S}.own_run", steps=f"{config.steps:,}"), icon=":material/model_training:")
+    if not st.button(t(f"{S}.train"), key="tiny_train", icon=":material/play_arrow:"):
+        return None
+    get_run(t, config, seed, describe_run(t, config, seed))  # the long action: here, under its progress bar
+    return config, seed
+
+
+def describe_run(t, config: Config, seed: int) -> str:
+    return t(f"{S}.run_label", layers=config.n_layer, heads=config.n_head, seed=seed, rate=config.learning_rate)
+
+
+# ---------------------------------------------------------------- (a) the loss curves and the heads' scores
+
+def curves_section(t, config: Config, seed: int) -> Run | None:
+    st.subheader(t(f"{S}.curves_title"))
+    explanation(t(f"{S}.curves_explain", steps=f"{config.steps:,}", batch=config.batch_size, n=config.seq_len))
+    answer = lambda: 2 if formed_at(get_run(t, config, seed, describe_run(t, config, seed))) is not None else 3  # noqa: E731
+    if not predict_then_reveal(t, f"{S}.curves", 3, answer, key="tiny_curves_predict"):
+        return None
+    run = get_run(t, config, seed, describe_run(t, config, seed))
+    _, plateau = evaluation(config)
+    formed = formed_at(run)
+    show_plotly(figure_spec(step_lines, run.steps, {t(f"{S}.repeated"): run.loss_repeated,
+                                                    t(f"{S}.unrepeated"): run.loss_unrepeated},
+                            title=t(f"{S}.loss_chart", run=describe_run(t, config, seed)), step_label=t(f"{S}.step"),
+                            value_label=t(f"{S}.loss_nats"), reference=plateau,
+                            reference_label=t(f"{S}.plateau_label", value=f"{plateau:.2f}"), marker=formed,
+                            marker_label=t(f"{S}.formed_label") if formed is not None else ""),
+                key="tiny_loss_chart")
+    scores, dashed = {}, []
+    for layer in range(config.n_layer):
+        for head in range(config.n_head):
+            dashed.append(t(f"{S}.prev_series", head=head_label(layer, head)))
+            scores[dashed[-1]] = run.previous_token[:, layer, head]
+            scores[t(f"{S}.ind_series", head=head_label(layer, head))] = run.induction[:, layer, head]
+    show_plotly(figure_spec(step_lines, run.steps, scores, title=t(f"{S}.score_chart"), step_label=t(f"{S}.step"),
+                            value_label=t(f"{S}.score"), marker=formed, y_range=(0, 1),
+                            marker_label=t(f"{S}.formed_label") if formed is not None else "",
+                            dashed=dashed),
+                key="tiny_score_chart")
+    last = run.induction[-1, -1]
+    values = dict(start=f"{run.loss_repeated[0]:.2f}", end=f"{run.loss_repeated[-1]:.2f}", plateau=f"{plateau:.2f}",
+                  unrepeated=f"{run.loss_unrepeated[-1]:.2f}", steps=f"{config.steps:,}",
+                  head=head_label(config.n_layer - 1, int(np.argmax(last))), score=f"{last.max():.2f}")
+    if formed is None:
+        st.markdown(t(f"{S}.curves_flat", **values))
+    else:
+        prev = run.previous_token[-1, 0]
+        st.markdown(t(f"{S}.curves_formed", step=f"{formed:,}", half=f"{plateau / 2:.2f}",
+                      prev_head=head_label(0, int(np.argmax(prev))), prev_score=f"{prev.max():.2f}", **values))
+    explanation(t(f"{S}.curves_why"))
+    return run
+
+
+# ---------------------------------------------------------------- (b) the attention maps at a step
+
+@guarded_fragment
+def maps_section(t, run: Run) -> None:
+    st.subheader(t(f"{S}.maps_title"))
+    config = run.config
+    seqs = evaluation(config)[0]
+    i = shown_sequence(config)
+    tokens = seqs.tokens[i]
+    labels = token_names(tokens)
+    explanation(t(f"{S}.maps_explain", tokens=" ".join(labels), period=int(seqs.period[i])))
+    steps = [int(s) for s in run.steps]
+    step = st.select_slider(t(f"{S}.step"), steps, value=steps[-1], key="tiny_step", format_func=lambda s: f"{s:,}")
+    index = steps.index(step)
+    maps = attention_maps(run.params_at(index), tokens)  # (L, H, T, T)
+    hidden = np.triu(np.ones(maps.shape[-2:], dtype=bool), k=1)
+    for layer in range(config.n_layer):
+        columns = st.columns(config.n_head)
+        for head, column in enumerate(columns):
+            with column:
+                show_plotly(figure_spec(attention_heatmap, maps[layer, head], labels,
+                                        title=t(f"{S}.map_title", head=head_label(layer, head), step=f"{step:,}"),
+                                        hidden=hidden, show_values=False,
+                                        axis_titles=(t("common.axis_key"), t("common.axis_query")),
+                                        value_label=t("common.weight")),
+                            key=f"tiny_map_{layer}_{head}")
+    st.caption(t(f"{S}.maps_numbers", step=f"{step:,}", loss=f"{run.loss_repeated[index]:.2f}",
+                 head=head_label(config.n_layer - 1, int(np.argmax(run.induction[index, -1]))),
+                 score=f"{run.induction[index, -1].max():.2f}"))
+
+
+# ---------------------------------------------------------------- (c) the one-layer control
+
+def control_section(t, run: Run) -> None:
+    st.subheader(t(f"{S}.control_title"))
+    config = run.config
+    if config.n_layer == 1:
+        st.info(t(f"{S}.control_is_this"))
+        return
+    control_config = replace(config, n_layer=1)
+    label = describe_run(t, control_config, run.seed)
+    offered = is_offered(control_config, run.seed) or shared_runs().get((control_config, run.seed)) is not None
+    if not offered and not st.button(t(f"{S}.train_control"), key="tiny_train_control", icon=":material/play_arrow:"):
+        return
+    answer = lambda: 3 if formed_at(get_run(t, control_config, run.seed, label)) is None else 1  # noqa: E731
+    if not predict_then_reveal(t, f"{S}.control", 3, answer, key="tiny_control_predict", steps=f"{config.steps:,}"):
+        return
+    control = get_run(t, control_config, run.seed, label)
+    _, plateau = evaluation(config)
+    show_plotly(figure_spec(step_lines, run.steps, {t(f"{S}.two_layers"): run.loss_repeated,
+                                                    t(f"{S}.one_layer"): control.loss_repeated},
+                            title=t(f"{S}.control_chart"), step_label=t(f"{S}.step"), value_label=t(f"{S}.loss_nats"),
+                            reference=plateau, reference_label=t(f"{S}.plateau_label", value=f"{plateau:.2f}")),
+                key="tiny_control_chart")
+    st.markdown(t(f"{S}.control_numbers", steps=f"{config.steps:,}", loss=f"{control.loss_repeated[-1]:.2f}",
+                  two=f"{run.loss_repeated[-1]:.2f}", plateau=f"{plateau:.2f}",
+                  score=f"{control.induction.max():.2f}", formed=t(f"{S}.never") if formed_at(control) is None
+                  else t(f"{S}.at_step", step=f"{formed_at(control):,}")))
+    explanation(t(f"{S}.control_why"))
+
+
+# ---------------------------------------------------------------- (d) switching heads off
+
+@guarded_fragment
+def knockout_section(t, run: Run) -> None:
+    st.subheader(t(f"{S}.knockout_title"))
+    config = run.config
+    if config.n_layer == 1:
+        st.info(t(f"{S}.knockout_one_layer"))
+        return
+    prev = int(np.argmax(run.previous_token[-1, 0]))
+    off = np.zeros((config.n_layer, config.n_head), dtype=bool)
+    off[0, prev] = True
+    clean = knocked_out(config, run.seed, tuple(np.zeros(off.size, dtype=bool)), run)
+    without = knocked_out(config, run.seed, tuple(off.ravel()), run)
+    _, plateau = evaluation(config)
+    answer = 2 if without[0] > plateau else (1 if without[0] < clean[0] + 0.5 * (plateau - clean[0]) else 3)
+    if not predict_then_reveal(t, f"{S}.knockout", 3, answer, key="tiny_knockout_predict",
+                               head=head_label(0, prev)):
+        return
+    names = [head_label(layer, head) for layer in range(config.n_layer) for head in range(config.n_head)]
+    chosen = st.pills(t(f"{S}.switch_off"), names, selection_mode="multi", default=[head_label(0, prev)],
+                      key="tiny_off")
+    mask = tuple(name in (chosen or []) for name in names)
+    mine = knocked_out(config, run.seed, mask, run)
+    groups = [t(f"{S}.repeated"), t(f"{S}.unrepeated")]
+    series = {t(f"{S}.all_heads"): clean[:2], t(f"{S}.heads_off", heads=t.join(c for c in names if c in chosen)
+                                                 or t(f"{S}.none")): mine[:2]}
+    show_plotly(figure_spec(grouped_bars, groups, series, title=t(f"{S}.knockout_chart"),
+                            value_label=t(f"{S}.loss_nats")), key="tiny_knockout_chart")
+    st.markdown(t(f"{S}.knockout_numbers", head=head_label(0, prev), clean=f"{clean[0]:.2f}",
+                  off=f"{without[0]:.2f}", plateau=f"{plateau:.2f}", induction=f"{without[2][-1].max():.2f}",
+                  clean_induction=f"{clean[2][-1].max():.2f}"))
+    explanation(t(f"{S}.knockout_why"))
+
+
+# ---------------------------------------------------------------- (e) the phase change over seeds
+
+def seeds_section(t) -> None:
+    st.subheader(t(f"{S}.seeds_title"))
+    explanation(t(f"{S}.seeds_explain", seeds=SEEDS, steps=f"{DEFAULT.steps:,}"))
+
+    def steps_found():
+        return [formed_at(get_run(t, DEFAULT, seed, describe_run(t, DEFAULT, seed))) for seed in range(SEEDS)]
+
+    def answer() -> int:
+        found = steps_found()
+        formed = [s for s in found if s is not None]
+        if len(formed) < SEEDS * 0.9:
+            return 3
+        return 1 if max(formed) - min(formed) <= EVERY else 2
+
+    if not predict_then_reveal(t, f"{S}.seeds", 3, answer, key="tiny_seeds_predict", seeds=SEEDS):
+        return
+    found = steps_found()
+    formed = sorted(s for s in found if s is not None)
+    seeds = [seed for seed, s in enumerate(found) if s is not None]
+    show_plotly(figure_spec(grouped_bars, [t(f"{S}.seed_n", seed=seed) for seed in seeds],
+                            {t(f"{S}.formed_at"): [found[seed] for seed in seeds]},
+                            title=t(f"{S}.seeds_chart", steps=f"{DEFAULT.steps:,}"), value_label=t(f"{S}.step"),
+                            fmt=",.0f"), key="tiny_seeds_chart")
+    if formed:
+        st.markdown(t(f"{S}.seeds_numbers", formed=len(formed), seeds=SEEDS, median=f"{np.median(formed):,.0f}",
+                      low=f"{formed[0]:,}", high=f"{formed[-1]:,}", steps=f"{DEFAULT.steps:,}"))
+    missing = [str(seed) for seed, s in enumerate(found) if s is None]
+    if missing:
+        st.markdown(t(f"{S}.seeds_missing", seeds=t.join(missing), steps=f"{DEFAULT.steps:,}"))
+    explanation(t(f"{S}.seeds_why"))
+
+
+# ---------------------------------------------------------------- (f) the bridge to lesson 9
+
+def bridge_section(t) -> None:
+    st.subheader(t(f"{S}.bridge_title"))
+    st.markdown(t(f"{S}.bridge"))
+    st.page_link("lessons/gpt.py", label=t(f"{S}.gpt_link"), icon=":material/arrow_back:")
