@@ -155,3 +155,37 @@ def test_the_sink_reading_against_loops():
     assert reading.loss_without_second == pytest.approx(np.mean(losses[(1,)]))
     assert reading.tokens == 4 + 2 and reading.texts == 2
     assert np.all((0 <= reading.norm_share) & (reading.norm_share <= 1 + 1e-9))
+
+
+def test_a_copied_name_against_whole_runs_and_greedy_steps():
+    weights = random_weights(25, scale=0.5)
+    piece = [7, 30, 12]
+    ids = [3, 4] + piece + [9, 1, 2] + piece + [5]
+    chosen = [(1, 2), (2, 0)]
+    copied = cs.copied_name(weights, ids, piece, chosen)
+    logits = iv.run(weights, np.array([ids]), iv.zero_ablation(chosen)).logits[0].astype(np.float64)
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    assert copied.tokens == (30, 12)
+    np.testing.assert_allclose(copied.first, [probs[2, 30], probs[3, 12]], atol=1e-6)
+    np.testing.assert_allclose(copied.second, [probs[8, 30], probs[9, 12]], atol=1e-6)
+    prefix, written = ids[:9], []
+    for _ in range(2):  # greedy, one whole run per token, the heads off in each
+        step = iv.run(weights, np.array([prefix]), iv.zero_ablation(chosen), rows=[-1]).logits[0, 0]
+        written.append(int(np.argmax(step)))
+        prefix = prefix + written[-1:]
+    assert copied.written == tuple(written)
+    assert cs.copied_name(weights, [1, 7, 2], [7]) is None  # one token
+    assert cs.copied_name(weights, [1, 7, 30, 2], piece) is None  # not there twice
+
+
+def test_switched_off_losses_zero_and_mean(setup):
+    weights, picking, scoring = setup
+    means = iv.head_means(picking.trace)
+    chosen = [(0, 1), (2, 3)]
+    study_zero = cs.ablated_losses(weights, scoring.trace, PERIOD, iv.zero_ablation(chosen))
+    np.testing.assert_array_equal(cs.switched_off_losses(weights, scoring.trace, PERIOD, chosen), study_zero)
+    np.testing.assert_array_equal(cs.switched_off_losses(weights, scoring.trace, PERIOD, chosen, means),
+                                  cs.ablated_losses(weights, scoring.trace, PERIOD, iv.mean_ablation(chosen, means)))
+    clean = cs.switched_off_losses(weights, scoring.trace, PERIOD, [])
+    assert not np.allclose(clean, study_zero)

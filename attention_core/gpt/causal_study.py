@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.attention import log_softmax
+from attention_core.attention import log_softmax, softmax
 from attention_core.gpt import heads as head_scores
 from attention_core.gpt import interventions as iv
+from attention_core.gpt import model as gpt_model
 from attention_core.gpt.weights import GPTWeights
 from attention_core.measure import head_stats
 
@@ -176,6 +177,46 @@ def ablation_study(weights: GPTWeights, picking: SetRun, scoring: SetRun, period
                          *(np.array(rows[name]) for name in ("iz", "im", "sz", "sm", "rz", "rm")), tuple(sets),
                          picking.induction.mean(axis=0), scoring.induction.mean(axis=0),
                          (len(picking.trace.ids), len(clean.ids)), period)
+
+
+def switched_off_losses(weights: GPTWeights, clean: iv.Trace, period: int, heads, means: np.ndarray | None = None
+                        ) -> np.ndarray:
+    """heads: [(layer, head), ...] -> (S,) the second-copy losses with them zeroed (means None) or replaced by
+    their means (L, H, n, hd) from head_means; no heads: the clean losses."""
+    writes = iv.zero_ablation(heads) if means is None else iv.mean_ablation(heads, means)
+    return ablated_losses(weights, clean, period, writes)
+
+
+@dataclass(frozen=True)
+class CopiedName:
+    """A name written twice in a text: per name token after its first (m,), its probability where it comes the
+    first time and the second time; and the m tokens greedy decoding writes after the second time's first token."""
+
+    tokens: tuple[int, ...]
+    first: np.ndarray
+    second: np.ndarray
+    written: tuple[int, ...]
+
+
+def copied_name(weights: GPTWeights, ids, piece, heads=()) -> CopiedName | None:
+    """ids: a text holding the name's ids `piece` twice, heads: switched off (zeroed) -> CopiedName; None when the
+    name is one token or is not found twice as tokens."""
+    ids, piece = [int(i) for i in ids], [int(i) for i in piece]
+    starts = [i for i in range(len(ids) - len(piece) + 1) if ids[i:i + len(piece)] == piece]
+    if len(starts) < 2 or len(piece) < 2:
+        return None
+    m = len(piece) - 1
+    rows = [s + k for s in starts[:2] for k in range(m)]  # each predicts the name's token k + 1
+    logits = iv.run(weights, np.array([ids]), iv.zero_ablation(heads), rows=rows).logits[0]
+    probs = softmax(logits.astype(np.float64), axis=-1)[np.arange(2 * m), piece[1:] * 2]
+    prefix = ids[:starts[1] + 1]
+    next_logits, caches = gpt_model.prefill_many(weights, [prefix], ablate=tuple(heads))
+    written = []
+    for _ in range(m):
+        written.append(int(np.argmax(next_logits[0])))
+        if len(written) < m:
+            next_logits, _ = gpt_model.run(weights, caches, [[written[-1]]], ablate=tuple(heads))
+    return CopiedName(tuple(piece[1:]), probs[:m], probs[m:], tuple(written))
 
 
 # ---------------------------------------------------------------- a head needs another (K-composition)
