@@ -1,0 +1,145 @@
+"""Lesson "Watch a head form" at its defaults, as shown, against the run's weights put through a forward pass written
+here with attention_core.attention a sequence and a head at a time (tests/test_tiny_gpt_core.reference_forward):
+the loss curves at the first, a middle and the last snapshot, the plateau line, the step marked "formed", the
+attention maps of both layers at the slider's step, the knock-out bars, and the sentences' numbers, in both languages.
+
+The page trains its default runs into an empty cache of its own (XDG_CACHE_HOME in a temporary folder): nothing here
+depends on a cache built before. The runs are read back from that cache only for their weights."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core.attention import log_softmax
+from attention_core.tiny_gpt import Config, eval_set, load_run, run_path
+from tests.apptest_utils import assert_clean, decode_array, open_page
+from tests.seam import bar_labels, figure, find_sentence, heatmap, number, strings, texts, title_text
+from tests.test_tiny_gpt_core import reference_forward
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp("xdg")
+    mp.setenv("XDG_CACHE_HOME", str(root))
+    yield root / "attention-live" / "tiny_gpt"
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The evaluation sequences and, by loops, the plateau: log of the distinct tokens seen before each repeated one."""
+    seqs = eval_set(Config())
+    logs = [math.log(len(set(row[:t].tolist())))
+            for row, o, r in zip(seqs.tokens, seqs.offset, seqs.period) for t in range(o + r + 1, len(row))]
+    return seqs, float(np.mean(logs))
+
+
+def losses(params, seqs, knock_out=None) -> tuple[float, float]:
+    """(repeated, unrepeated) mean next-token loss by the reference forward pass."""
+    logits, _ = reference_forward(params, seqs.tokens, knock_out)
+    logp = log_softmax(logits, axis=-1)
+    rep, unrep = [], []
+    for b, (row, o, r) in enumerate(zip(seqs.tokens, seqs.offset, seqs.period)):
+        for t in range(1, len(row)):
+            if t > o + r:
+                rep.append(-logp[b, t - 1, row[t]])
+            elif t < o + r:
+                unrep.append(-logp[b, t - 1, row[t]])
+    return float(np.mean(rep)), float(np.mean(unrep))
+
+
+def lines(fig) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    return {tr["name"]: (decode_array(tr["x"]), decode_array(tr["y"])) for tr in fig["data"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, reference):
+    seqs, plateau = reference
+    w = strings(lang)
+    at = open_page("tiny_gpt", lang, timeout=600)
+    assert_clean(at)
+    assert not at.get("plotly_chart")  # nothing before the first answer
+    at.radio(key="tiny_curves_predict").set_value(2).run(timeout=600)
+    at.radio(key="tiny_control_predict").set_value(3).run(timeout=600)
+    at.radio(key="tiny_knockout_predict").set_value(2).run(timeout=600)
+    assert_clean(at)
+    run = load_run(run_path(Config(), 0, 25, True, root=cache))
+    control = load_run(run_path(Config(n_layer=1), 0, 25, True, root=cache))
+
+    # the loss curves: every 25 steps to 1,500; three snapshots recomputed from their weights
+    fig = figure(at, "tiny_loss_chart")
+    curves = lines(fig)
+    steps, rep = curves[w["tiny_gpt.repeated"]]
+    _, unrep = curves[w["tiny_gpt.unrepeated"]]
+    assert steps.tolist() == list(range(0, 1501, 25))
+    for i in (0, len(steps) // 2, len(steps) - 1):
+        want = losses(run.params_at(i), seqs)
+        assert (rep[i], unrep[i]) == pytest.approx(want, abs=2e-5), i
+    assert rep[0] == pytest.approx(math.log(32), abs=0.05)  # from chance
+    plateau_line = [s for s in fig["layout"]["shapes"] if s.get("xref") == "paper"]
+    assert len(plateau_line) == 1 and plateau_line[0]["y0"] == pytest.approx(plateau, rel=1e-9)
+
+    # the scores, and the step marked "formed": the first where the best layer-2 induction score >= 0.4 and the
+    # repeated loss is below half the plateau
+    scores = lines(figure(at, "tiny_score_chart"))
+    head = lambda layer, h: f"L{layer + 1}·H{h + 1}"  # noqa: E731
+    induction = np.array([[scores[w["tiny_gpt.ind_series"].format(head=head(layer, h))][1] for h in range(2)]
+                          for layer in range(2)])  # (L, H, S)
+    formed = next(i for i in range(len(steps)) if induction[1, :, i].max() >= 0.4 and rep[i] < plateau / 2)
+    marker = [s for s in figure(at, "tiny_score_chart")["layout"]["shapes"] if s.get("yref") == "paper"]
+    assert [m["x0"] for m in marker] == [steps[formed]]
+    assert formed > 4  # a plateau first: not formed in the first 100 steps
+    said = find_sentence(texts(at), "tiny_gpt.curves_formed", lang)
+    assert number(said["step"]) == steps[formed] and number(said["steps"]) == 1500
+    assert number(said["start"]) == pytest.approx(rep[0], abs=0.005)
+    assert number(said["end"]) == pytest.approx(rep[-1], abs=0.005) and number(said["end"]) < plateau / 2
+    assert number(said["plateau"]) == pytest.approx(plateau, abs=0.005)
+    assert number(said["score"]) == pytest.approx(induction[1, :, -1].max(), abs=0.005)
+    assert said["head"] == head(1, int(np.argmax(induction[1, :, -1])))
+    prev_final = np.array([scores[w["tiny_gpt.prev_series"].format(head=head(0, h))][1][-1] for h in range(2)])
+    assert said["prev_head"] == head(0, int(np.argmax(prev_final)))
+    assert number(said["prev_score"]) == pytest.approx(prev_final.max(), abs=0.005) and prev_final.max() > 0.5
+
+    # the maps at the slider's default (the last step) on the first sequence with a segment of 8
+    i = list(seqs.period).index(8)
+    _, maps = reference_forward(run.params, seqs.tokens[i:i + 1])
+    labels = [LETTERS[int(tok)] for tok in seqs.tokens[i]]
+    for layer in range(2):
+        for h in range(2):
+            fig = figure(at, f"tiny_map_{layer}_{h}")
+            z = heatmap(fig)
+            future = np.triu(np.ones(z.shape, dtype=bool), k=1)
+            assert np.isnan(z[future]).all()
+            np.testing.assert_allclose(z[~future], maps[0, layer, h][~future], atol=1e-6)
+            assert fig["layout"]["yaxis"]["ticktext"] == labels
+            assert title_text(fig["layout"]) == w["tiny_gpt.map_title"].format(head=head(layer, h), step="1,500")
+    best = int(np.argmax(induction[1, :, -1]))
+    queries, keys = np.arange(16, 24), np.arange(9, 17)  # 8 random tokens, the segment, the segment again
+    assert maps[0, 1, best][queries, keys].mean() > 0.5  # the stripe: each second-copy query on its earlier successor
+
+    # the control: one layer stays on the plateau
+    ctrl = lines(figure(at, "tiny_control_chart"))
+    assert ctrl[w["tiny_gpt.one_layer"]][1][-1] == pytest.approx(losses(control.params, seqs)[0], abs=2e-5)
+    assert ctrl[w["tiny_gpt.one_layer"]][1][-1] > 0.9 * plateau
+    said = find_sentence(texts(at), "tiny_gpt.control_numbers", lang)
+    assert said["formed"] == w["tiny_gpt.never"] and number(said["loss"]) > 0.9 * plateau
+
+    # the knock-out: the previous-token head off sends the repeated loss back above the plateau
+    fig = figure(at, "tiny_knockout_chart")
+    assert bar_labels(fig) == [w["tiny_gpt.repeated"], w["tiny_gpt.unrepeated"]]
+    bars = {tr["name"]: decode_array(tr["y"]) for tr in fig["data"]}
+    prev = int(np.argmax(prev_final))
+    off = np.zeros((2, 2), dtype=bool)
+    off[0, prev] = True
+    np.testing.assert_allclose(bars[w["tiny_gpt.all_heads"]], losses(run.params, seqs), atol=2e-5)
+    shown_off = bars[w["tiny_gpt.heads_off"].format(heads=head(0, prev))]
+    np.testing.assert_allclose(shown_off, losses(run.params, seqs, off), atol=2e-5)
+    assert shown_off[0] > plateau
+    said = find_sentence(texts(at), "tiny_gpt.knockout_numbers", lang)
+    assert number(said["off"]) == pytest.approx(shown_off[0], abs=0.005) and said["head"] == head(0, prev)
