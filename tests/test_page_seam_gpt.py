@@ -121,7 +121,8 @@ def test_temperature_sharpens_the_knobbed_bars_and_the_generated_tokens_probabil
     assert_clean(at)
     table = [df.value for df in at.dataframe if w["gpt.col_step"] in df.value.columns][0]
     weights, made = gpt.default_model()[0], []
-    for token, prob in zip(table[w["gpt.col_token"]], table[w["gpt.probability"]]):
+    for token, shown_prob in zip(table[w["gpt.col_token"]], table[w["gpt.probability"]]):
+        prob = shown_prob if not isinstance(shown_prob, str) else number(shown_prob) / (100 if "%" in shown_prob else 1)
         probs = softmax(gpt.forward(weights, list(ids) + made, all_logits=False).logits[-1], 0.5)
         drawn = [i for i in np.argsort(-probs)[:200] if shown(int(i)) == token]
         assert drawn and abs(probs[drawn[0]] - prob) < 1e-3, (token, prob, probs[drawn[0]] if drawn else None)
