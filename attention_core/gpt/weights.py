@@ -142,6 +142,21 @@ def _check_config(reader, config: GPTConfig) -> None:
 
 # ---------------------------------------------------------------- the cache folder
 
+_progress: tuple[str, int, int] = ("", 0, 0)  # (stage, done, total) of this process's build: read by the page
+
+
+def build_progress() -> tuple[str, int, int]:
+    """-> (stage, done, total) of the float32 cache this process is building: ("", 0, 0) when it builds none;
+    "hashing" (the GGUF's SHA-256), "reading" (the GGUF's index and vocabulary), "dequantizing" (done of total
+    tensors), "writing" (flushing the files)."""
+    return _progress
+
+
+def _report(stage: str, done: int = 0, total: int = 0) -> None:
+    global _progress
+    _progress = (stage, done, total)  # one tuple assignment: a reader never sees half an update
+
+
 def file_sha256(path: Path) -> str:
     """file -> its SHA-256 in hex (the cache folder's key: another file never reuses a stale cache)."""
     with open(path, "rb") as f:
@@ -157,10 +172,13 @@ def default_cache_root() -> Path:
 def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
     """GGUF -> {field: array from allocate(field, shape), filled layer by layer with float32} and its vocabulary
     under the key "vocabulary" ({"tokens", "merges", "token_type"}). One layer at a time: no second full copy."""
+    _report("reading")
     gguf, reader = _gguf_reader(path)
     _check_config(reader, config)
     tensors = {t.name: t for t in reader.tensors}
     arrays = {}
+    total = sum(config.n_layer if "{i}" in _TENSOR_NAMES[name] else 1 for name in shapes(config))
+    done = 0
     for name, shape in shapes(config).items():
         out = allocate(name, shape)
         layers = range(config.n_layer) if "{i}" in _TENSOR_NAMES[name] else [None]
@@ -174,6 +192,8 @@ def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
                 out[...] = values
             else:
                 out[i] = values
+            done += 1
+            _report("dequantizing", done, total)
         arrays[name] = out
     arrays["vocabulary"] = {key: reader.fields[f"tokenizer.ggml.{key}"].contents()
                             for key in ("tokens", "merges", "token_type")}
@@ -186,6 +206,7 @@ def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
         return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32, shape=shape)
 
     arrays = _dequantize(path, config, allocate)
+    _report("writing")
     for name in array_fields():
         arrays[name].flush()
     (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
@@ -222,7 +243,12 @@ def built_once(final: Path, write) -> Path | None:
 def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Path | None = None) -> Path | None:
     """GGUF file -> the folder of its float32 cache (keyed by the file's SHA-256), built once; None if unwritable."""
     root = Path(cache_root) if cache_root is not None else default_cache_root()
-    return built_once(root / f"{file_sha256(path)}-{CACHE_VERSION}", lambda folder: _write_cache(path, folder, config))
+    _report("hashing")
+    try:
+        return built_once(root / f"{file_sha256(path)}-{CACHE_VERSION}",
+                          lambda folder: _write_cache(path, folder, config))
+    finally:
+        _report("")
 
 
 # ---------------------------------------------------------------- reading

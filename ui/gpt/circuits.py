@@ -6,14 +6,17 @@ The repeated-sequence study is the same for everyone: computed once per process 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import pyarrow as pa
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt import heads
+from attention_core.gpt import disk_cache, heads
+from attention_core.gpt import model as gpt_model, weights as gpt_weights
+from attention_core.measure import head_stats
 from attention_core.gpt.sampling import greedy_continuation, sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
@@ -23,6 +26,8 @@ from ui.shared.figures import figure_spec
 from ui.gpt.page import S, Prompt, encode, japanese_facts, model, prompt_pass, shown_tokens, texts, untrained
 from ui.gpt.mask import leak_test, minimal_pair_sentences
 from ui.shared.startup import register_startup
+from ui.gpt.page import UNTRAINED_SEED
+from ui.gpt.serving import MODEL
 
 SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
 PERIOD = 20  # random tokens per copy
@@ -57,7 +62,18 @@ class Study:
 @st.cache_resource(show_spinner=False)
 def study() -> Study:
     """The tested study (attention_core.gpt.heads.head_study: heads picked on one set, scored on the other) on the
-    trained model, and the untrained copy measured on the scoring set."""
+    trained model, and the untrained copy measured on the scoring set. The same at every start: read from disk when
+    an earlier start (or the image's build) computed it with the same weights and the same code
+    (attention_core.gpt.disk_cache), computed and written there otherwise."""
+    params = {"code": inspect.getsource(computed_study), "fields": [f.name for f in fields(Study)],
+              "sequences": SEQUENCES, "period": PERIOD, "strong": STRONG, "untrained_seed": UNTRAINED_SEED}
+    value = disk_cache.load_or_compute("induction-study", params, lambda: asdict(computed_study()),
+                                       sources=(heads, head_stats, gpt_model, gpt_weights))
+    return Study(**value)
+
+
+def computed_study() -> Study:
+    """The study computed now (study() reads it from disk when it can)."""
     sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
     trained = heads.head_study(heads.gpt_forward(model()[0]), sets, heads.gpt_forward_many(model()[0]))
     control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period,
@@ -189,7 +205,9 @@ def warm_lesson() -> None:
     process by the start-up thread while the first visitors read: the repeated-sequence study, the famous sentence,
     Japanese, and the default prompt's pass, leak test and copied name. Each lands in its own st.cache_* entry, so
     a page that asks first waits for the same computation instead of starting another. What the page's opening
-    needs comes first; the study (seconds), last."""
+    needs comes first: the model (the page's own loading Background, so it is loaded or built once), the default
+    prompt's pass; the study is read from disk (computed, seconds, only by a new server with new weights or code)."""
+    MODEL.result()
     data = texts()
     ids = encode(data.presets[0][1])
     prompt_pass(ids)

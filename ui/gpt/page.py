@@ -119,10 +119,19 @@ def prompt_pass(ids: tuple[int, ...], trained: bool = True) -> PromptPass:
 
 
 def model_or_message(t) -> bool:
-    """True when the model is installed; otherwise the page says how to install it."""
+    """True when the model is installed; otherwise the page says how to install it. While it loads (a new server
+    builds its float32 copy first), a progress bar says what is being built and how far along it is."""
+    from ui.gpt.serving import MODEL, loading_state
+
     try:
-        with st.spinner(t(f"{S}.loading")):
-            model()
+        if not MODEL.ready():
+            box = st.empty()
+            while not MODEL.wait(0.25):  # the load runs in its own thread; this run only reports on it
+                stage, done, total = loading_state()
+                key = f"{S}.loading_{stage}" if stage in ("reading", "dequantizing", "writing") else f"{S}.loading"
+                box.progress(done / total if total else 0.0, text=t(key, done=done, total=total))
+            box.empty()
+        model()
         return True
     except GPTUnavailable as exc:
         st.error(t(f"{S}.missing", command=INSTALL_COMMAND, detail=md_escape(str(exc))), icon=":material/download:")

@@ -18,6 +18,23 @@ from typing import Iterator, Sequence
 import streamlit as st
 
 from attention_core.gpt.batching import GenerationRequest, GenerationServer, gpt_step_functions
+from attention_core.gpt.weights import build_progress
+from ui.shared.startup import Background
+
+
+def _load_model():
+    from attention_core import gpt
+
+    return gpt.default_model()
+
+
+MODEL = Background("gpt-model", _load_model)  # the weights and tokenizer, loaded (or built) once per process
+
+
+def loading_state() -> tuple[str, int, int]:
+    """-> what loading the model does now: (stage, done, total), as attention_core.gpt.weights.build_progress; stage
+    "" when nothing is being built (the float32 cache is there: reading it takes about a second)."""
+    return build_progress()
 
 
 @st.cache_resource(show_spinner=False)

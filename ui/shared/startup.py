@@ -55,6 +55,10 @@ class Background:
         attempt = self._attempt
         return attempt is not None and attempt.done.is_set() and attempt.error is None
 
+    def wait(self, timeout: float) -> bool:
+        """Start the computation if need be, wait at most `timeout` seconds -> whether it has finished (or failed)."""
+        return self._current().done.wait(timeout)
+
     def result(self) -> Any:
         """-> the value, computed in the background (started here if need be); raises what the computation raised."""
         attempt = self._current()

@@ -1,0 +1,153 @@
+"""Results kept on disk between starts (attention_core/gpt/disk_cache.py), and lesson 9's study read from there: a
+second start computes nothing (counted in model passes)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from attention_core.gpt import disk_cache
+
+DIGEST = "ab" * 32
+
+
+def counting(values):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return values
+
+    return compute, calls
+
+
+def test_a_value_comes_back_exactly_and_is_computed_once(tmp_path):
+    value = {"induction": np.arange(12, dtype=np.float64).reshape(3, 4) / 7, "head": (4, 2),
+             "score": (0.1 + 0.2, 1e-300, float("nan")), "count": np.int64(7), "name": "L4H2", "rows": [1, [2.5]],
+             "none": None, "flag": True, "ids": np.array([17, 49151], dtype=np.int32)}
+    compute, calls = counting(value)
+    first = disk_cache.load_or_compute("study", {"n": 8}, compute, digest=DIGEST, cache_root=tmp_path)
+    again = disk_cache.load_or_compute("study", {"n": 8}, compute, digest=DIGEST, cache_root=tmp_path)
+    assert len(calls) == 1  # the second call read the file
+    assert first is value
+    assert again["induction"].dtype == np.float64 and again["induction"].shape == (3, 4)
+    assert np.array_equal(again["induction"], value["induction"])  # bit for bit, not approximately
+    assert not again["induction"].flags.writeable
+    assert again["head"] == (4, 2) and isinstance(again["head"], tuple)
+    assert again["score"][0] == 0.1 + 0.2 and again["score"][1] == 1e-300 and np.isnan(again["score"][2])
+    assert again["count"] == 7 and again["name"] == "L4H2" and again["rows"] == [1, [2.5]]
+    assert again["none"] is None and again["flag"] is True
+    assert again["ids"].dtype == np.int32 and again["ids"].tolist() == [17, 49151]
+
+
+def test_the_file_lives_under_the_weights_hash_and_the_format_version(tmp_path):
+    disk_cache.load_or_compute("study", {}, lambda: 1, digest=DIGEST, cache_root=tmp_path)
+    files = list(tmp_path.rglob("*.json"))
+    assert len(files) == 1
+    assert files[0].parent == tmp_path / "results" / f"{DIGEST}-f{disk_cache.FORMAT_VERSION}"
+    assert files[0].name.startswith("study-")
+    assert [p.name for p in files[0].parent.iterdir()] == [files[0].name]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("change", ["digest", "params", "source", "name", "format"])
+def test_other_weights_parameters_code_or_format_compute_again(tmp_path, monkeypatch, change):
+    source = tmp_path / "study_code.py"
+    source.write_text("A = 1\n")
+    args = dict(name="study", params={"n": 8}, digest=DIGEST)
+    compute, calls = counting(5)
+
+    def run(**over):
+        a = {**args, **over}
+        return disk_cache.load_or_compute(a["name"], a["params"], compute, digest=a["digest"], sources=(source,),
+                                          cache_root=tmp_path / "cache")
+
+    run()
+    if change == "digest":
+        run(digest="cd" * 32)
+    elif change == "params":
+        run(params={"n": 9})
+    elif change == "name":
+        run(name="other")
+    elif change == "source":
+        source.write_text("A = 2\n")
+        run()
+    else:
+        monkeypatch.setattr(disk_cache, "FORMAT_VERSION", disk_cache.FORMAT_VERSION + 1)
+        run()
+    assert len(calls) == 2
+
+
+def test_a_damaged_file_is_computed_again_and_replaced(tmp_path):
+    compute, calls = counting([1.5])
+    disk_cache.load_or_compute("study", {}, compute, digest=DIGEST, cache_root=tmp_path)
+    (path,) = tmp_path.rglob("*.json")
+    path.write_text('{"format": 1, "value": [1.')  # half a file (what an atomic write never leaves)
+    assert disk_cache.load_or_compute("study", {}, compute, digest=DIGEST, cache_root=tmp_path) == [1.5]
+    assert len(calls) == 2
+    assert disk_cache.read(path) == (True, [1.5])
+
+
+def test_an_unwritable_folder_still_gives_the_value(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    compute, calls = counting(3)
+    assert disk_cache.load_or_compute("study", {}, compute, digest=DIGEST, cache_root=blocker) == 3
+    assert disk_cache.load_or_compute("study", {}, compute, digest=DIGEST, cache_root=blocker) == 3
+    assert len(calls) == 2
+
+
+def test_writers_racing_leave_one_whole_file(tmp_path):
+    value = {"a": np.linspace(0, 1, 5000)}
+    path = disk_cache.result_path("race", {}, DIGEST, (), tmp_path)
+    threads = [threading.Thread(target=disk_cache.write, args=(path, value)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    found, read = disk_cache.read(path)
+    assert found and np.array_equal(read["a"], value["a"])
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o644)
+
+
+def test_what_cannot_be_stored_is_refused():
+    with pytest.raises(TypeError):
+        disk_cache.encode({1: "int key"})
+    with pytest.raises(TypeError):
+        disk_cache.encode(object())
+
+
+# ---------------------------------------------------------------- lesson 9's study, a second start
+
+
+@pytest.mark.slow
+def test_a_second_start_reads_the_study_from_disk_without_a_model_pass(tmp_path, monkeypatch):
+    from attention_core.gpt import model as gpt_model
+    from ui.gpt import circuits
+
+    monkeypatch.setattr(circuits, "SEQUENCES", 2)  # a small study: the parameters are part of the file's key
+    monkeypatch.setattr(circuits, "PERIOD", 6)
+    monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)  # only the results move; weights stay
+    passes = []
+    real_run = gpt_model.run
+
+    def counted(*args, **kwargs):
+        passes.append(1)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(gpt_model, "run", counted)
+    circuits.study.clear()
+    first = circuits.study()  # the first start: computed and written
+    computed = len(passes)
+    assert computed >= 3  # picking set, scoring set, the untrained copy's scoring set
+    assert list((tmp_path / "results").rglob("induction-study-*.json"))
+    circuits.study.clear()  # a restart: the process's cache is gone, the disk's is not
+    second = circuits.study()
+    assert len(passes) == computed  # not one pass more
+    for name in ("induction", "picked", "picked_score", "strong", "untrained_best", "previous", "losses", "example"):
+        assert np.array_equal(np.asarray(getattr(first, name)), np.asarray(getattr(second, name))), name
+    assert second.induction.shape == (30, 9) and second.sequences == 2 and second.period == 6
+    circuits.study.clear()
