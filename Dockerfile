@@ -26,8 +26,10 @@ COPY . .
 USER app
 # SmolLM2's float32 weights ("Inside a GPT") dequantized once into the image (~/.cache/attention-live/gpt, 540 MB),
 # and its untrained copy (seed 0, the page's control, 540 MB): no first student waits for them, and every replica on a
-# host maps the same read-only files.
-RUN python -c "from attention_core.gpt.weights import read_weights, untrained_weights; read_weights(); untrained_weights()"
+# host maps the same read-only files. Then the results that are the same at every start (the induction study,
+# ~/.cache/attention-live/gpt/results, keyed by the weights' hash and the code): no start computes them again.
+RUN python -c "from attention_core.gpt.weights import read_weights, untrained_weights; read_weights(); untrained_weights()" \
+    && python -c "from ui.gpt.circuits import study; study()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

@@ -63,6 +63,8 @@ BUILD_GPT_CACHES = """
 try:
     from attention_core.gpt.weights import read_weights, untrained_weights
     read_weights(); untrained_weights()
+    from ui.gpt.circuits import study  # the results kept on disk between starts (once per weights and code)
+    study()
 except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it
     print(f"(the GPT's float32 caches are not built: {missing})")
 """
