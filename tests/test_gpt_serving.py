@@ -132,9 +132,12 @@ def test_batched_results_equal_one_at_a_time_with_one_step_per_token_for_everyon
     results = run_together(server, model, reqs)
     reference_model = FakeModel()
     assert results == [one_at_a_time(reference_model, r) for r in reqs]
-    # the first step (held at the gate) has those that had arrived; every later step all 8 until they finish:
-    # 12 or 13 steps for 8 x 12 tokens, where one at a time would take 8 x 12
-    assert model.batch_sizes[1:12] == [8] * 11 and server.steps in (12, 13)
+    # the first step (held at the gate) has the k that had arrived; the others' prompts then get a step of their own
+    # (8 - k rows), and every later step has all 8 until they finish: 12 or 13 steps for 8 x 12 tokens, where one at
+    # a time would take 8 x 12
+    first = model.batch_sizes[0]
+    assert model.batch_sizes[-11:] == [8] * 11
+    assert model.batch_sizes[:-11] == ([8] if first == 8 else [first, 8 - first]) and server.steps in (12, 13)
     wait_for(lambda: not server.running())
     assert generation_threads() == []
 
@@ -151,6 +154,101 @@ def test_a_request_joins_a_running_batch_and_the_results_do_not_depend_on_the_ba
     first.join(10)
     assert max(model.batch_sizes) == 2  # the late request ran inside the long one's batch
     assert results == [one_at_a_time(FakeModel(), long), one_at_a_time(FakeModel(), late)]
+
+
+class Stepper(FakeModel):
+    """A fake model whose steps the test lets through one at a time (allow(n)), logging each step's chunks."""
+
+    def __init__(self):
+        super().__init__()
+        self.allowed = threading.Semaphore(0)
+        self.chunks, self.sequences = [], []  # per step: its chunks, and each sequence as it is after the step
+
+    def allow(self, n=1):
+        for _ in range(n):
+            self.allowed.release()
+
+    def step(self, caches, chunks):
+        assert self.allowed.acquire(timeout=10)
+        self.chunks.append([list(c) for c in chunks])
+        self.sequences.append([list(cache) + list(chunk) for cache, chunk in zip(caches, chunks)])
+        return super().step(caches, chunks)
+
+
+def test_new_prompts_get_a_step_of_their_own_while_others_are_written_then_everyone_steps_together():
+    model = Stepper()
+    server = GenerationServer(model.functions())
+    long = GenerationRequest((7, 8, 9), seed=1, max_new_tokens=20)
+    arrivals = [GenerationRequest(tuple(range(20 + i, 24 + 2 * i)), seed=10 + i, max_new_tokens=3) for i in range(4)]
+    results = [None] * 5
+    threads = [threading.Thread(target=read_all, args=(server, long, results, 0))]
+    threads[0].start()
+    model.allow(2)  # the long one's prompt, then one token more
+    wait_for(lambda: len(model.chunks) == 2)
+    threads += [threading.Thread(target=read_all, args=(server, r, results, i + 1)) for i, r in enumerate(arrivals)]
+    for t in threads[1:]:
+        t.start()
+    wait_for(lambda: server.readers_joined == 5)  # they arrived during the long one's third step (held)
+    model.allow(100)
+    for t in threads:
+        t.join(10)
+    prompts = [list(r.prompt_ids) for r in arrivals]
+    assert model.chunks[3] == prompts  # their prompts alone: the long one's row does not delay their first token
+    assert len(model.chunks[4]) == 5 and all(len(c) == 1 for c in model.chunks[4])  # then everyone together
+    assert results == [one_at_a_time(FakeModel(), r) for r in [long] + arrivals]  # the same tokens either way
+
+
+def test_a_stream_of_arrivals_never_starves_the_running_ones():
+    model = Stepper()
+    server = GenerationServer(model.functions())
+    long = GenerationRequest((7, 8, 9), seed=1, max_new_tokens=8)
+    results = [None] * 6
+    threads = [threading.Thread(target=read_all, args=(server, long, results, 0))]
+    threads[0].start()
+    model.allow(1)
+    for i in range(5):  # a new student in every step
+        wait_for(lambda: len(model.chunks) == 1 + i)
+        threads.append(threading.Thread(target=read_all, args=(server, GenerationRequest((30 + i,), seed=i,
+                                                                                        max_new_tokens=8),
+                                                               results, i + 1)))
+        threads[-1].start()
+        wait_for(lambda: server.readers_joined == 2 + i)
+        model.allow(1)
+    model.allow(200)
+    for t in threads:
+        t.join(10)
+    has_long = [any(seq[:3] == [7, 8, 9] for seq in step) for step in model.sequences]
+    last = max(i for i, has in enumerate(has_long) if has)
+    assert all(has_long[i] or has_long[i + 1] for i in range(last))  # never two steps in a row without it
+    assert not all(has_long[:last + 1])  # and the arrivals did get steps of their own
+    assert len(results[0]) == 8 and all(len(r) == 8 for r in results)
+
+
+def test_a_waiting_reader_is_told_it_is_queued_then_that_its_prompt_is_read():
+    model = Stepper()
+    server = GenerationServer(model.functions())
+    long = GenerationRequest((7, 8, 9), seed=1, max_new_tokens=20)
+    results, states = [None, None], []
+    first = threading.Thread(target=read_all, args=(server, long, results, 0))
+    first.start()
+    model.allow(1)
+    wait_for(lambda: len(model.chunks) == 1)  # the long one runs; its next step is held
+
+    def read_late():
+        results[1] = list(server.stream(GenerationRequest((4, 5), seed=2, max_new_tokens=3), on_wait=states.append))
+
+    late = threading.Thread(target=read_late)
+    late.start()
+    wait_for(lambda: len(states) == 1)
+    model.allow(1)  # the held step ends; the late one joins the batch, its prompt's step is held
+    wait_for(lambda: len(states) == 2)
+    model.allow(100)
+    late.join(10)
+    first.join(10)
+    from attention_core.gpt.batching import QueueState
+
+    assert states == [QueueState("queued", 0, 1), QueueState("reading", 0, 2)]
+    assert results[1] == one_at_a_time(FakeModel(), GenerationRequest((4, 5), seed=2, max_new_tokens=3))
 
 
 def test_prompts_longer_than_the_prefill_budget_continue_at_the_next_step():

@@ -10,6 +10,11 @@ pass over the weights per step (continuous batching, as serving engines do: a de
   closed: a stop button, a page change, a session gone), admit new requests, then ONE `step` for every sequence:
   each running one adds its last token, each new one its prompt (up to `prefill_budget` prompt tokens per step;
   a longer prompt continues at the next step). A sequence whose prompt is complete draws its next token.
+- New prompts first: when prompts arrive while others are being written, their prompts get a step of their own
+  (only their rows: their first token does not wait for every running sequence's row), then everyone steps
+  together again; never two such steps in a row, so the running ones are never starved by a stream of arrivals.
+- A reader waiting for its first token can be told where it stands (`stream(..., on_wait=...)` with a `QueueState`:
+  queued behind a step, its prompt being read, with how many sequences).
 - A request's tokens are drawn with seeds derived from its own seed and the step (`step_seed`), so they do not
   depend on which other requests share the batch.
 - The same request (prompt, settings, seed, length) while it runs or after it finished: the readers share one
@@ -71,6 +76,17 @@ class StepFunctions:
     check: Callable[[GenerationRequest], None] | None = None
 
 
+@dataclass(frozen=True)
+class QueueState:
+    """Where a request waiting for its first token stands: "queued" (it joins the batch when the current step
+    ends; `ahead` requests joined before it), or "reading" (its prompt is in the step now); `running`: sequences in
+    the batch (every student's, this one included once it joined)."""
+
+    phase: str
+    ahead: int
+    running: int
+
+
 @dataclass(eq=False)
 class _Generation:
     request: GenerationRequest
@@ -105,6 +121,8 @@ class GenerationServer:
         self._cond = threading.Condition()
         self._flights: OrderedDict[GenerationRequest, _Generation] = OrderedDict()
         self._pending: list[_Generation] = []
+        self._running = 0  # sequences in the batch (read under the lock by waiting readers)
+        self._prompts_only_last = False  # the last step was new prompts alone (the worker's own state)
         self._worker: threading.Thread | None = None
         self.steps = 0  # how many model steps the server made, and how many sequences each had (tests, benches)
         self.batch_sizes: list[int] = []
@@ -112,24 +130,35 @@ class GenerationServer:
 
     # ------------------------------------------------------------------ the readers' side
 
-    def stream(self, request: GenerationRequest, cancel: threading.Event | None = None
-               ) -> Iterator[tuple[int, float]]:
-        """-> the request's tokens (token id, probability), as they come; ends early once `cancel` is set."""
+    def stream(self, request: GenerationRequest, cancel: threading.Event | None = None,
+               on_wait: Callable[[QueueState], None] | None = None) -> Iterator[tuple[int, float]]:
+        """-> the request's tokens (token id, probability), as they come; ends early once `cancel` is set.
+        on_wait(state), if given, is called in the reader's thread while the first token has not come: at once, and
+        whenever the state changes."""
         if cancel is not None and cancel.is_set():
             return
         gone = threading.Event()  # set when this reader stops reading, however it stops
         generation = self._join(request, gone, cancel)
         try:
-            seen = 0
+            seen, told = 0, None
             while True:
+                tell = None
                 with self._cond:
                     while (seen == len(generation.tokens) and not generation.done and not generation.dropped
                            and not (cancel is not None and cancel.is_set())):
+                        if on_wait is not None and seen == 0:
+                            state = self._queue_state(generation)
+                            if state != told:
+                                tell = told = state
+                                break  # tell the reader, outside the lock
                         self._cond.wait(self._reader_timeout_s)
                     if cancel is not None and cancel.is_set():
                         return
                     fresh = generation.tokens[seen:]
                     finished, error = generation.done or generation.dropped, generation.error
+                if tell is not None:
+                    on_wait(tell)
+                    continue
                 for token in fresh:
                     yield token
                 seen += len(fresh)
@@ -162,10 +191,11 @@ class GenerationServer:
             self.readers_joined += 1
             return generation
 
-    def pending_count(self) -> int:
-        """-> how many requests wait to join the batch."""
-        with self._cond:
-            return len(self._pending)
+    def _queue_state(self, generation: _Generation) -> QueueState:
+        """(under the lock) -> where a generation without tokens stands."""
+        if generation in self._pending:
+            return QueueState("queued", self._pending.index(generation), self._running)
+        return QueueState("reading", 0, self._running)
 
     def running(self) -> bool:
         """-> whether the worker thread exists (it ends once every request is done or dropped)."""
@@ -198,13 +228,17 @@ class GenerationServer:
                 if not g.wanted():
                     g.dropped = True
             self._pending = [g for g in self._pending if not g.dropped]
+            still = [a for a in active if not a.generation.dropped]
+            self._running = len(still)
             self._cond.notify_all()
-            return [a for a in active if not a.generation.dropped]
+            return still
 
     def _admit_one(self, active: list[_Active]) -> _Generation | None:
         with self._cond:
             if not self._pending or len(active) >= self._max_batch:
                 return None
+            self._running = len(active) + 1
+            self._cond.notify_all()  # its readers now read "reading"
             return self._pending.pop(0)
 
     def _stop_if_idle(self, active: list[_Active]) -> bool:
@@ -226,10 +260,17 @@ class GenerationServer:
         return _Active(generation, cache, list(request.prompt_ids))
 
     def _chunks(self, active: list[_Active]) -> tuple[list[_Active], list[list[int]]]:
-        """-> the sequences of this step and their ids: every running one, prompts up to the prefill budget."""
+        """-> the sequences of this step and their ids: every running one, prompts up to the prefill budget; or, when
+        prompts wait to be read while others run, those prompts alone (never two such steps in a row)."""
+        reading = any(not a.generation.tokens for a in active)
+        writing = any(a.generation.tokens for a in active)
+        prompts_only = reading and writing and not self._prompts_only_last
+        self._prompts_only_last = prompts_only
         chosen, chunks, budget = [], [], self._prefill_budget
         for a in active:
             if a.generation.tokens:
+                if prompts_only:
+                    continue
                 take = len(a.feed)  # the token drawn last
             else:
                 take = min(len(a.feed), budget)  # the prompt, or as much of it as the budget leaves
