@@ -4,7 +4,7 @@ the loss curves at the first, a middle and the last snapshot, the plateau line, 
 attention maps of both layers at the slider's step, the knock-out bars, and the sentences' numbers, in both languages.
 
 The page trains its default runs into an empty cache of its own (XDG_CACHE_HOME in a temporary folder): nothing here
-depends on a cache built before. The runs are read back from that cache only for their weights."""
+depends on a cache built before. The runs it drew are read from its shared store only for their weights."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from attention_core.attention import log_softmax
-from attention_core.tiny_gpt import Config, eval_set, load_run, run_path
+from attention_core.tiny_gpt import Config, eval_set
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import bar_labels, figure, find_sentence, heatmap, number, strings, texts, title_text
 from tests.test_tiny_gpt_core import reference_forward
+from ui.tiny_gpt import shared_runs
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"
 
@@ -25,9 +26,8 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("xdg")
-    mp.setenv("XDG_CACHE_HOME", str(root))
-    yield root / "attention-live" / "tiny_gpt"
+    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+    yield
     mp.undo()
 
 
@@ -69,8 +69,7 @@ def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, referen
     at.radio(key="tiny_control_predict").set_value(3).run(timeout=600)
     at.radio(key="tiny_knockout_predict").set_value(2).run(timeout=600)
     assert_clean(at)
-    run = load_run(run_path(Config(), 0, 25, True, root=cache))
-    control = load_run(run_path(Config(n_layer=1), 0, 25, True, root=cache))
+    run, control = (shared_runs().get((Config(n_layer=n), 0)) for n in (2, 1))  # the runs drawn: for their weights
 
     # the loss curves: every 25 steps to 1,500; three snapshots recomputed from their weights
     fig = figure(at, "tiny_loss_chart")

@@ -1,0 +1,150 @@
+"""Lesson "Watch a head form": the runs shared by every session (one run per setting at a time, a stopped run leaves
+nothing behind), and the page as a learner meets it (marked `pages`): nothing trained or shown before an answer,
+the seed section's steps against the runs' curves, a learner's own run behind its button and kept off the disk, and
+every control at its ends with a message, never a traceback."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from attention_core.attention import MAX_SEED
+from attention_core.tiny_gpt import Config, eval_set
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from tests.apptest_utils import assert_clean, decode_array, open_page
+from tests.seam import bar_labels, figure, find_sentence, number, strings, texts
+from ui.tiny_gpt import SharedRuns
+
+
+# ---------------------------------------------------------------- one run per setting, shared
+
+def test_two_sessions_asking_for_one_setting_train_it_once():
+    store = SharedRuns()
+    started, release, calls, followed, got = threading.Event(), threading.Event(), [], [], []
+
+    def compute():
+        calls.append(1)
+        store.progress["k"] = 25
+        started.set()
+        release.wait(5)
+        return "run"
+
+    leader = threading.Thread(target=lambda: got.append(store.run("k", compute, False, lambda s: None)))
+    leader.start()
+    started.wait(5)
+    waiter = threading.Thread(target=lambda: got.append(store.run("k", compute, False, followed.append)))
+    waiter.start()
+    time.sleep(1.2)  # the waiter follows the leader's progress while it waits
+    release.set()
+    leader.join(5)
+    waiter.join(5)
+    assert calls == [1] and got == ["run", "run"] and store.get("k") == "run"
+    assert followed and set(followed) == {25}
+
+
+def test_a_stopped_run_keeps_nothing_and_the_next_caller_trains():
+    store = SharedRuns()
+
+    def stopped():
+        raise StopException()  # what Streamlit raises in the progress bar when the learner leaves
+
+    with pytest.raises(StopException):
+        store.run("k", stopped, False, lambda s: None)
+    assert store.get("k") is None and store.progress == {}
+    assert store.run("k", lambda: "second", False, lambda s: None) == "second"
+
+
+def test_own_runs_are_bounded_and_offered_ones_stay():
+    store = SharedRuns(max_own=2)
+    store.run("offered", lambda: "o", False, None)
+    for key in ("a", "b", "c"):
+        store.run(key, lambda: key, True, None)
+    assert store.get("a") is None and store.get("b") == "b" and store.get("c") == "c" and store.get("offered") == "o"
+
+
+# ---------------------------------------------------------------- the page
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path / "attention-live" / "tiny_gpt"
+
+
+@pytest.mark.pages
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_nothing_is_trained_or_shown_before_the_first_answer(lang, cache):
+    at = open_page("tiny_gpt", lang)
+    assert_clean(at)
+    assert not at.get("plotly_chart") and not at.get("progress")
+    assert [r.key for r in at.radio if r.key.startswith("tiny_")] == ["tiny_curves_predict", "tiny_seeds_predict"]
+    assert not cache.exists() or not any(cache.iterdir())
+    assert at.info[0].value == strings(lang)["tiny_gpt.try"]  # "What to try" under the controls
+
+
+@pytest.mark.pages
+def test_the_seed_section_shows_each_seeds_formed_step(cache, monkeypatch):
+    import ui.tiny_gpt
+
+    monkeypatch.setattr(ui.tiny_gpt, "SEEDS", 3)  # 3 of the page's 10 seeds: a test of the section, not the claim
+    at = open_page("tiny_gpt", "en", timeout=900)
+    at.radio(key="tiny_seeds_predict").set_value(2).run(timeout=900)
+    assert_clean(at)
+    seqs = eval_set(Config())
+    plateau = float(np.mean([math.log(len(set(row[:t].tolist()))) for row, o, r in
+                             zip(seqs.tokens, seqs.offset, seqs.period) for t in range(o + r + 1, len(row))]))
+    want = []
+    for seed in range(3):
+        run = ui.tiny_gpt.shared_runs().get((Config(), seed))  # the runs the page drew (their curves: the seam test)
+        ok = (run.induction[:, 1].max(axis=-1) >= 0.4) & (run.loss_repeated < plateau / 2)
+        want.append(int(run.steps[np.argmax(ok)]))
+        assert ok.any()
+    fig = figure(at, "tiny_seeds_chart")
+    assert bar_labels(fig) == ["seed 0", "seed 1", "seed 2"]
+    assert decode_array(fig["data"][0]["y"]).tolist() == want
+    said = find_sentence(texts(at), "tiny_gpt.seeds_numbers", "en")
+    assert (number(said["median"]), number(said["low"]), number(said["high"])) == (
+        float(np.median(want)), min(want), max(want))
+    assert said["formed"] == "3" and said["seeds"] == "3"
+
+
+@pytest.mark.pages
+def test_a_learners_own_run_waits_for_its_button_and_stays_off_the_disk(cache):
+    query = {"tiny_layers": "1", "tiny_heads": "1", "tiny_seed": "7", "tiny_rate": "0.03"}
+    at = open_page("tiny_gpt", "en", query=query, timeout=900)
+    assert_clean(at)
+    assert at.button(key="tiny_train") and not at.get("plotly_chart")
+    assert not [r for r in at.radio if r.key == "tiny_curves_predict"]
+    at.button(key="tiny_train").click().run(timeout=900)
+    assert_clean(at)
+    at.radio(key="tiny_curves_predict").set_value(3).run(timeout=900)
+    assert_clean(at)
+    curves = {tr["name"]: decode_array(tr["y"]) for tr in figure(at, "tiny_loss_chart")["data"]}
+    assert len(curves["repeated tokens"]) == 61
+    assert not cache.exists() or not any(cache.iterdir())  # an own run lives in memory only
+    texts_shown = " ".join(texts(at))
+    assert "1 layer(s) × 1 head(s), seed 7, learning rate 0.03" in figure(at, "tiny_loss_chart")["layout"]["title"]["text"]
+    assert strings("en")["tiny_gpt.control_is_this"] in texts_shown
+    assert strings("en")["tiny_gpt.knockout_one_layer"] in texts_shown
+
+
+@pytest.mark.pages
+@pytest.mark.parametrize("query", [
+    {"tiny_layers": "2", "tiny_heads": "1", "tiny_seed": str(MAX_SEED), "tiny_rate": "0.003"},
+    {"tiny_layers": "1", "tiny_heads": "2", "tiny_seed": "0", "tiny_rate": "0.03"},
+    {"tiny_layers": "3", "tiny_heads": "0", "tiny_rate": "7"},  # not options: the defaults, with a notice
+])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_control_at_its_ends_shows_a_message_not_a_traceback(query, lang, cache):
+    at = open_page("tiny_gpt", lang, query=query)
+    assert_clean(at)
+    if query["tiny_layers"] == "3":
+        assert at.opening_toasts  # the link's values it could not use are reported
+        assert not [b for b in at.button if b.key == "tiny_train"]  # the defaults are offered: no Train button
+    elif query["tiny_seed"] == "0":
+        assert at.button(key="tiny_train")  # learning rate 0.03 is no offered setting
+    else:
+        assert at.button(key="tiny_train") and at.number_input(key="tiny_seed").value == MAX_SEED
