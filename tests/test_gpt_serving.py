@@ -413,3 +413,33 @@ def test_the_pages_stream_generation_passes_every_setting_through(monkeypatch):
     cancel = threading.Event()
     cancel.set()
     assert list(gpt_serving.stream_generation([4], cancel=cancel)) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_page_is_told_its_generation_is_queued_with_the_servers_numbers(monkeypatch, lang):
+    from attention_core.gpt.batching import QueueState
+    from ui.gpt import serving as gpt_serving
+    from ui.shared.i18n import Translator
+
+    model = Stepper()
+    server = GenerationServer(model.functions())
+    monkeypatch.setattr(gpt_serving, "generation_server", lambda: server)
+    running = threading.Thread(target=lambda: list(server.stream(GenerationRequest((7, 8), seed=1, max_new_tokens=9))))
+    running.start()
+    model.allow(1)
+    wait_for(lambda: len(model.chunks) == 1)
+    said = []
+    t = Translator(lang)
+    reader = threading.Thread(target=lambda: list(gpt_serving.stream_generation(
+        [4, 5], max_new_tokens=2, on_wait=lambda state: said.append((state, gpt_serving.queue_message(t, state))))))
+    reader.start()
+    wait_for(lambda: len(said) == 1)
+    model.allow(1)
+    wait_for(lambda: len(said) == 2)
+    model.allow(100)
+    reader.join(10)
+    running.join(10)
+    assert [state for state, _ in said] == [QueueState("queued", 0, 1), QueueState("reading", 0, 2)]
+    assert said[0][1] == t("gpt.gen_queued", ahead=0, running=1) and said[1][1] == t("gpt.gen_reading", running=2)
+    assert "{" not in said[0][1] + said[1][1] and said[0][1] != said[1][1]
+    assert "1" in said[0][1] and "2" in said[1][1]  # the server's numbers, formatted in

@@ -26,7 +26,7 @@ from ui.shared.common import data_table, explanation, md_escape, predict_then_re
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.gpt.page import S, Prompt, decode, model, prompt_pass, shown_tokens
-from ui.gpt.serving import stream_generation
+from ui.gpt.serving import queue_message, stream_generation
 
 TOP = 10
 MAX_NEW_TOKENS = 40
@@ -103,14 +103,14 @@ class Request:
     new_tokens: int
 
 
-def stream(request: Request):
+def stream(request: Request, on_wait=None):
     """-> yields (token id, the probability it had under the knobs), as the class's shared generation server makes
     them (ui/gpt/serving.py: batched with every other student's, the same request always the same tokens; it stops at
     <|im_end|>). A rerun, Stop or a page change ends this reader, and the server drops a generation nobody reads."""
     cancel = threading.Event()
     try:
         yield from stream_generation(request.ids, **request.knobs.sampling(), seed=request.seed,
-                                     max_new_tokens=request.new_tokens, cancel=cancel)
+                                     max_new_tokens=request.new_tokens, cancel=cancel, on_wait=on_wait)
     finally:
         cancel.set()
 
@@ -139,7 +139,7 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
         run = {"request": request, "tokens": [], "finished": False, "error": None}
         st.session_state[GENERATION] = run
         try:
-            for token, prob in stream(request):
+            for token, prob in stream(request, on_wait=lambda state: out.caption(queue_message(t, state))):
                 run["tokens"].append((token, prob))
                 _show(out, prompt, run["tokens"])
         except GenerationError as exc:  # said below, on this run and every rerun that shows this generation

@@ -2,7 +2,7 @@
 (attention_core.gpt.batching: continuous batching and single flight) over the installed model.
 
     stream_generation(prompt_ids, *, temperature=1.0, top_k=None, top_p=None, seed=0, max_new_tokens=20,
-                      cancel=None) -> Iterator[tuple[int, float]]
+                      cancel=None, on_wait=None) -> Iterator[tuple[int, float]]
 
 yields (token id, its probability under the settings) as each token is made; the same arguments give the same
 tokens whoever else is generating. It stops early once `cancel` (a threading.Event) is set, or when the caller drops
@@ -13,11 +13,11 @@ step) and GPTUnavailable (the model's package is missing), for the page to show.
 from __future__ import annotations
 
 import threading
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import streamlit as st
 
-from attention_core.gpt.batching import GenerationRequest, GenerationServer, gpt_step_functions
+from attention_core.gpt.batching import GenerationRequest, GenerationServer, QueueState, gpt_step_functions
 from attention_core.gpt.weights import build_progress
 from ui.shared.startup import Background
 
@@ -48,7 +48,17 @@ def generation_server() -> GenerationServer:
 
 def stream_generation(prompt_ids: Sequence[int], *, temperature: float = 1.0, top_k: int | None = None,
                       top_p: float | None = None, seed: int = 0, max_new_tokens: int = 20,
-                      cancel: threading.Event | None = None) -> Iterator[tuple[int, float]]:
-    """prompt ids (n,) -> the generated (token id, probability) pairs, streamed (see the module's docstring)."""
+                      cancel: threading.Event | None = None,
+                      on_wait: Callable[[QueueState], None] | None = None) -> Iterator[tuple[int, float]]:
+    """prompt ids (n,) -> the generated (token id, probability) pairs, streamed (see the module's docstring);
+    on_wait(state) is called while the first token has not come (queue_message says it to the learner)."""
     request = GenerationRequest(tuple(prompt_ids), temperature, top_k, top_p, seed, max_new_tokens)
-    return generation_server().stream(request, cancel)
+    return generation_server().stream(request, cancel, on_wait)
+
+
+def queue_message(t, state: QueueState) -> str:
+    """-> what the learner reads while the first token has not come: queued behind the class's current step, or
+    the prompt being read in the step now, with how many texts the server is writing."""
+    if state.phase == "queued":
+        return t("gpt.gen_queued", ahead=state.ahead, running=state.running)
+    return t("gpt.gen_reading", running=state.running)
