@@ -21,7 +21,6 @@ import numpy as np
 from attention_core.attention import log_softmax, softmax
 from attention_core.gpt import heads as head_scores
 from attention_core.gpt import interventions as iv
-from attention_core.gpt import model as gpt_model
 from attention_core.gpt.weights import GPTWeights
 from attention_core.measure import head_stats
 
@@ -190,7 +189,8 @@ def switched_off_losses(weights: GPTWeights, clean: iv.Trace, period: int, heads
 @dataclass(frozen=True)
 class CopiedName:
     """A name written twice in a text: per name token after its first (m,), its probability where it comes the
-    first time and the second time; and the m tokens greedy decoding writes after the second time's first token."""
+    first time and the second time; and, the second time, the model's top guess for each of those m tokens (given
+    the name's tokens before it: one pass, no sampling)."""
 
     tokens: tuple[int, ...]
     first: np.ndarray
@@ -209,14 +209,8 @@ def copied_name(weights: GPTWeights, ids, piece, heads=()) -> CopiedName | None:
     rows = [s + k for s in starts[:2] for k in range(m)]  # each predicts the name's token k + 1
     logits = iv.run(weights, np.array([ids]), iv.zero_ablation(heads), rows=rows).logits[0]
     probs = softmax(logits.astype(np.float64), axis=-1)[np.arange(2 * m), piece[1:] * 2]
-    prefix = ids[:starts[1] + 1]
-    next_logits, caches = gpt_model.prefill_many(weights, [prefix], ablate=tuple(heads))
-    written = []
-    for _ in range(m):
-        written.append(int(np.argmax(next_logits[0])))
-        if len(written) < m:
-            next_logits, _ = gpt_model.run(weights, caches, [[written[-1]]], ablate=tuple(heads))
-    return CopiedName(tuple(piece[1:]), probs[:m], probs[m:], tuple(written))
+    guesses = tuple(int(i) for i in np.argmax(logits[m:], axis=-1))
+    return CopiedName(tuple(piece[1:]), probs[:m], probs[m:], guesses)
 
 
 # ---------------------------------------------------------------- a head needs another (K-composition)
