@@ -44,10 +44,33 @@ def step_cost(config: Config, steps: int, reuse: bool) -> tuple[float, float]:
     return (time.process_time() - start) / steps, (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / steps
 
 
+def class_at_once(config: Config, students: int, settings: int) -> tuple[float, int]:
+    """`students` threads start a run at once through the page's SharedRuns, spread over `settings` distinct seeds
+    -> (wall seconds until every student has a run, runs trained)."""
+    import threading
+
+    from ui.tiny_gpt import SharedRuns
+
+    store, trained = SharedRuns(), []
+
+    def student(i: int) -> None:
+        seed = 1000 + i % settings
+        store.run((config, seed), lambda: trained.append(seed) or train(config, seed, every=25), True, lambda s: None)
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(students)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start, len(trained)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_tiny_gpt", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=10, help="seeds of the phase-change spread (0: skip it)")
+    ap.add_argument("--class-size", type=int, default=40, help="students starting a run at once (0: skip it)")
     args = ap.parse_args(argv)
     print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}")
@@ -77,6 +100,12 @@ def main(argv: list[str] | None = None) -> None:
     nbytes = sum(a.nbytes for a in run.snapshots.values())
     print(f"snapshots of a run: {len(run.steps)} x {sum(p.size for p in run.params.values())} weights = "
           f"{nbytes / 1e6:.2f} MB")
+
+    if args.class_size:
+        for settings in (1, 4):
+            wall, runs = class_at_once(config, args.class_size, settings)
+            print(f"{args.class_size} students start a run at once, {settings} distinct setting(s): {runs} run(s) "
+                  f"trained, the last student waits {wall:.1f} s (wall clock, {os.cpu_count()} CPUs)")
 
     if args.seeds:
         plateau = plateau_loss(seqs)

@@ -131,7 +131,9 @@ def get_run(t, config: Config, seed: int, label: str) -> Run:
         compute = lambda: cached_run(config, seed, EVERY, snapshots, progress)  # noqa: E731
     else:
         compute = lambda: train(config, seed, EVERY, progress)  # noqa: E731
+    st.session_state["tiny_stopped"] = label  # still here on the next run only if this one never finished
     run = store.run(key, compute, not is_offered(config, seed), show)
+    del st.session_state["tiny_stopped"]
     bar.empty()
     return run
 
@@ -174,6 +176,9 @@ def controls(t) -> tuple[Config, int] | None:
         rate = url_selectbox(t(f"{S}.rate"), LEARNING_RATES, "tiny_rate", default=DEFAULT.learning_rate,
                              widget=st.select_slider)
     config = replace(DEFAULT, n_layer=int(layers or 2), n_head=int(heads or 2), learning_rate=float(rate))
+    stopped = st.session_state.pop("tiny_stopped", None)
+    if stopped is not None:  # a run this session started was stopped (a control changed, another page) before its end
+        st.warning(t(f"{S}.stopped", what=stopped), icon=":material/stop_circle:")
     if is_offered(config, seed) or shared_runs().get((config, seed)) is not None:
         return config, seed
     st.info(t(f"{S}.own_run", steps=f"{config.steps:,}"), icon=":material/model_training:")
