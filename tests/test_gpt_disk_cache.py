@@ -151,3 +151,52 @@ def test_a_second_start_reads_the_study_from_disk_without_a_model_pass(tmp_path,
         assert np.array_equal(np.asarray(getattr(first, name)), np.asarray(getattr(second, name))), name
     assert second.induction.shape == (30, 9) and second.sequences == 2 and second.period == 6
     circuits.study.clear()
+
+
+@pytest.mark.slow
+def test_a_second_start_reads_the_famous_sentence_and_japanese_from_disk(tmp_path, monkeypatch):
+    from attention_core.gpt import model as gpt_model
+    from ui.gpt import mask, page
+
+    monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
+    passes = []
+    real_run = gpt_model.run
+    monkeypatch.setattr(gpt_model, "run", lambda *a, **k: (passes.append(1), real_run(*a, **k))[1])
+    for function, expected_passes in ((mask.minimal_pair_sentences, 2), (page.japanese_facts, 1)):
+        function.clear()
+        before = len(passes)
+        first = function()
+        assert len(passes) - before == expected_passes  # computed on the first start
+        function.clear()  # a restart
+        second = function()
+        assert len(passes) - before == expected_passes  # read from disk: no pass more
+        items = first.items() if isinstance(first, dict) else vars(first).items()
+        for name, value in items:
+            got = second[name] if isinstance(second, dict) else getattr(second, name)
+            assert np.array_equal(np.asarray(value), np.asarray(got)), name
+        assert type(first) is type(second)
+        function.clear()
+
+
+def test_the_decorator_keeps_a_functions_dataclass_on_disk(tmp_path, monkeypatch):
+    import dataclasses
+
+    monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
+    monkeypatch.setattr(disk_cache, "weights_digest", lambda: DIGEST)
+
+    @dataclasses.dataclass(frozen=True)
+    class Facts:
+        top: tuple
+        scores: np.ndarray
+
+    calls = []
+
+    @disk_cache.on_disk("facts", result=Facts)
+    def facts(n):
+        calls.append(n)
+        return Facts(tuple(range(n)), np.full(n, 0.25, dtype=np.float32))
+
+    first, again, other = facts(3), facts(3), facts(4)
+    assert calls == [3, 4]  # facts(3) the second time came from disk
+    assert isinstance(again, Facts) and again.top == (0, 1, 2) and again.scores.dtype == np.float32
+    assert np.array_equal(again.scores, first.scores) and other.top == (0, 1, 2, 3)

@@ -14,10 +14,12 @@ undecodable file is computed again and replaced; an unwritable folder only costs
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -132,3 +134,29 @@ def load_or_compute(name: str, params: dict, compute: Callable[[], Any], *, sour
     value = compute()
     write(path, value)
     return value
+
+
+def on_disk(name: str, *, sources: Iterable = (), result: type | None = None):
+    """Decorator: fn(*args) -> its value, kept on disk by load_or_compute under `name`, keyed by the arguments, the
+    source files of fn's own module and of `sources` (modules, or paths such as a data file fn reads) and the
+    weights' hash. result: the dataclass fn returns (stored field by field, rebuilt on reading)."""
+    def wrap(fn):
+        files = (sys.modules[fn.__module__], *sources)
+
+        @functools.wraps(fn)
+        def cached(*args):
+            def compute():
+                value = fn(*args)
+                if result is not None:
+                    return {f.name: getattr(value, f.name) for f in dataclasses.fields(result)}
+                return value
+
+            params = {"function": fn.__qualname__, "args": list(args)}
+            if result is not None:
+                params["fields"] = [f.name for f in dataclasses.fields(result)]
+            value = load_or_compute(name, params, compute, sources=files)
+            return result(**value) if result is not None else value
+
+        return cached
+
+    return wrap

@@ -11,6 +11,7 @@ import streamlit as st
 
 from attention_core import gpt
 from attention_core.gpt import heads as gpt_heads  # (here "heads" counts a layer's heads)
+from ui.gpt.serving import results_on_disk
 from charts.gpt import grouped_bars
 from charts.model_view import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
@@ -67,6 +68,7 @@ class MinimalPairSentences:
 
 
 @st.cache_resource(show_spinner=False)
+@results_on_disk("minimal-pair", MinimalPairSentences)
 def minimal_pair_sentences() -> MinimalPairSentences:
     data = texts()
     first = data.minimal_pair_text

@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import gpt
+from ui.gpt.serving import results_on_disk
 from attention_core.gpt.weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
@@ -230,6 +231,7 @@ def prompt_picker(t) -> Prompt | None:
 # ---------------------------------------------------------------- Japanese: byte pieces
 
 @st.cache_resource(show_spinner=False)
+@results_on_disk("japanese-facts")
 def japanese_facts() -> dict:
     text = texts().japanese
     ids = encode(text)

@@ -13,6 +13,7 @@ step) and GPTUnavailable (the model's package is missing), for the page to show.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import streamlit as st
@@ -29,6 +30,19 @@ def _load_model():
 
 
 MODEL = Background("gpt-model", _load_model)  # the weights and tokenizer, loaded (or built) once per process
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def results_on_disk(name: str, result: type | None = None):
+    """Decorator for a lesson-9 function whose value is the same at every start (a fixed sentence's measurements):
+    kept on disk with attention_core.gpt.disk_cache.on_disk, keyed also by the model's code, the lesson's texts
+    (data/gpt.toml) and ui/gpt/page.py (encode, shown_tokens). Put it under @st.cache_resource."""
+    from attention_core.gpt import disk_cache, heads, model, tokenizer, weights  # noqa: PLC0415
+
+    return disk_cache.on_disk(name, result=result, sources=(model, tokenizer, heads, weights,
+                                                            _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py"))
 
 
 def loading_state() -> tuple[str, int, int]:
