@@ -29,7 +29,8 @@ USER app
 # host maps the same read-only files. Then the results that are the same at every start (the induction study,
 # ~/.cache/attention-live/gpt/results, keyed by the weights' hash and the code): no start computes them again.
 RUN python -c "from attention_core.gpt.weights import read_weights, untrained_weights; read_weights(); untrained_weights()" \
-    && python -c "from ui.gpt.circuits import study; study()"
+    && python -c "from ui.gpt.circuits import study; study()" \
+    && python -c "from ui.heads.study import BAND; BAND.result()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

@@ -65,6 +65,8 @@ try:
     read_weights(); untrained_weights()
     from ui.gpt.circuits import study  # the results kept on disk between starts (once per weights and code)
     study()
+    from ui.heads.study import BAND  # "What heads do": the random-head baseline (minutes once, then on disk)
+    BAND.result()
 except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it
     print(f"(the GPT's float32 caches are not built: {missing})")
 """

@@ -36,6 +36,19 @@ def axis_px(label_px: int) -> tuple[int, int]:
     return round(1.6 * label_px) + 10, round(1.4 * label_px) + 6
 
 
+PHONE_WIDTH_PX = 340  # what a 390 px phone's column leaves a chart (Streamlit pads the main block on both sides)
+
+
+def fitting_map_px(heads: int, tokens: int, label_px: int = LABEL_PX, width_px: int = PHONE_WIDTH_PX,
+                   largest: int = PHONE_MAP_PX) -> int:
+    """The side of one map in px (at most ``largest``) at which a row of ``heads`` maps of ``tokens`` tokens, with the
+    layer labels and the padding, fits ``width_px``: the gaps between maps are cells, so a short prompt's grid is
+    wider than ``heads * map_px`` (lesson 9's 9 heads at 20 px ran 729 px wide on a 390 px phone at 56 px)."""
+    n = max(tokens, 1)
+    plot = width_px - axis_px(label_px)[0] - 2 * PADDING
+    return max(4, min(largest, int(plot * n / (heads * (n + GAP) - GAP))))
+
+
 def unit_px(tokens: int, map_px: int = MAP_PX) -> float:
     """The side of one cell in px: a map of ``tokens`` x ``tokens`` cells is ``map_px`` wide and tall."""
     return map_px / max(tokens, 1)

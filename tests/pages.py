@@ -22,6 +22,7 @@ PAGES = [
     PageInfo("lessons/transformer.py", "transformer", "transformer"),
     PageInfo("lessons/pretrained.py", "trained-model", "pretrained"),
     PageInfo("lessons/gpt.py", "gpt", "gpt"),
+    PageInfo("lessons/heads.py", "heads", "heads"),
     PageInfo("lessons/summary.py", "summary", "summary"),
 ]
 HOME = PAGES[0]  # the default page: what the frame draws when no page is named

@@ -141,3 +141,21 @@ def test_270_maps_of_16_tokens_travel_in_at_most_200_kb():
     data = convert_anything_to_arrow_bytes(model_view_table(weights))
     spec = json.dumps(model_view([f"token{i}" for i in range(16)], 30, 9, (0, 0), **LABELS))
     assert len(data) + len(spec.encode()) <= 200_000, (len(data), len(spec))
+
+
+@pytest.mark.parametrize("heads", [9, 12])
+@pytest.mark.parametrize("label_px", [13, 18])
+def test_a_phones_model_view_fits_its_width_for_every_prompt_length(heads, label_px):
+    """Issue 33: lesson 9's 9 x 30 grid ran 729 px wide on a 390 px phone. The whole chart (plot, layer labels,
+    padding) must fit PHONE_WIDTH_PX for a prompt of 1 to 40 tokens, with maps no larger than a phone's 20 px."""
+    from charts.model_view import PADDING, PHONE_MAP_PX, PHONE_WIDTH_PX, axis_px, fitting_map_px, model_view
+
+    assert PHONE_WIDTH_PX <= 390 - 2 * 16  # Streamlit pads a phone's main column by 1 rem a side
+    for n in range(1, 41):
+        map_px = fitting_map_px(heads, n, label_px)
+        spec = model_view([f"t{i}" for i in range(n)], 2, heads, (0, 0), layer_label="L", head_label="H",
+                          query_label="q", key_label="k", value_label="w", map_px=map_px, label_px=label_px)
+        total = spec["width"] + (label_px * 1.6 + 10) + 2 * PADDING  # (the layer labels' room, counted here again)
+        assert total <= PHONE_WIDTH_PX + 1, (n, map_px, total)
+        assert map_px <= PHONE_MAP_PX and abs(axis_px(label_px)[0] - (label_px * 1.6 + 10)) <= 0.5
+    assert fitting_map_px(heads, 20, label_px) == PHONE_MAP_PX  # an ordinary prompt keeps lesson 8's phone size

@@ -323,3 +323,52 @@ def test_prediction_stays_shown_when_the_sentence_comes_back(lang):
     assert_clean(at)
     assert shown.mismatches(at) == {}
     assert shown.labels["glove_predict"] is not None and [w.value for w in at.warning] == feedback
+
+
+# ---------------------------------------------------------------- a long text and the length of a link
+
+def longest_app_link() -> str:
+    """The longest request target the app writes into a link: the page with two text boxes (lesson 9: the prompt and
+    the made-up name), each at the MAX_CHARS characters a page reads, of 4-byte UTF-8 (12 characters each once
+    percent-encoded), with the frame's and the page's other settings (tests/browser/test_class_edges.py sends it)."""
+    import urllib.parse
+
+    from ui.shared.common import MAX_CHARS
+
+    widest = "\U0001F600" * MAX_CHARS
+    query = {"lang": "ja", "presenter": "true", "gpt_preset": "custom", "gpt_text": widest, "gpt_name": widest,
+             "gpt_seed": "123456", "gpt_temperature": "1.25", "gpt_layer": "29", "gpt_head": "8"}
+    return "/gpt?" + urllib.parse.urlencode(query)
+
+
+BROWSER_HEADERS = 2_000  # a browser's other request headers (user agent, accept, cookies), generously
+
+
+def test_a_long_text_in_a_link_is_cut_to_what_the_page_reads_in_the_link_and_the_box():
+    from ui.shared.common import MAX_CHARS
+
+    text = ("the cat sat on the mat " * 400)[:9_000]
+    at = open_page("causal", "en", query={"causal_preset": "custom", "causal_text": text})
+    assert_clean(at)
+    assert at.query_params["causal_text"] == text[:MAX_CHARS]
+    assert widget(at, "causal_text").value == text[:MAX_CHARS]
+    assert any("9,000" in toast and f"first {MAX_CHARS}" in toast for toast in at.opening_toasts)
+
+
+def test_the_longest_link_fits_the_servers_and_the_balancers_header_limits():
+    """uvicorn's h11 refuses a request whose line and headers, still incomplete, pass 16 KiB; HAProxy one whose
+    headers pass tune.bufsize - tune.maxrewrite (deploy/haproxy.cfg). A page's later requests repeat the link as
+    their Referer, so the link and a browser's other headers must fit in both."""
+    import re
+    from pathlib import Path
+
+    import h11
+    from uvicorn.config import Config
+
+    assert Config(app=None).h11_max_incomplete_event_size is None  # uvicorn keeps h11's default
+    server_limit = h11._connection.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+    cfg = (Path(__file__).resolve().parents[1] / "deploy" / "haproxy.cfg").read_text()
+    tune = dict(re.findall(r"^\s*tune\.(bufsize|maxrewrite)\s+(\d+)", cfg, flags=re.M))
+    balancer_limit = int(tune["bufsize"]) - int(tune["maxrewrite"])
+    need = len(f"GET {longest_app_link()} HTTP/1.1\r\n") + BROWSER_HEADERS
+    assert need <= server_limit and need <= balancer_limit, (need, server_limit, balancer_limit)

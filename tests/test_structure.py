@@ -87,6 +87,7 @@ UI_ALSO = {
     "glove": {"attention_core.pretrained"},  # lesson 6 puts lesson 8's trained encoder beside its trained head
     "pretrained": {"attention_core.glove.pronouns"},  # lesson 8 reads lesson 6's pronoun sentences
     "transformer": {"attention_core.pretrained"},  # lesson 7 shows the real model's sizes
+    "heads": {"attention_core.gpt"},  # "What heads do" tests lesson 9's model
 }
 # (ui/summary.py is not among them: the summary draws one live figure from every lesson, so it imports them all)
 UI_FILES = sorted(p for p in (ROOT / "ui").rglob("*.py")
@@ -174,4 +175,4 @@ def test_every_page_of_the_frame_is_in_the_test_list_and_on_the_home_map():
              for line in lines]
     assert frame == [(p.file, p.url_path) for p in PAGES]
     assert [file for file, _ in LESSONS] == [p.file for p in PAGES[1:]]
-    assert PAGES[-1].section == "summary" and PAGES[-2].section == "gpt"  # the summary closes the lesson
+    assert PAGES[-1].section == "summary" and PAGES[-2].section in ("heads", "tiny_gpt")  # the summary closes the lesson

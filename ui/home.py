@@ -24,6 +24,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/transformer.py", "transformer"),
     ("lessons/pretrained.py", "pretrained"),
     ("lessons/gpt.py", "gpt"),
+    ("lessons/heads.py", "heads"),
     ("lessons/summary.py", "summary"),
 ]
 DEMO_TOKENS = ["a", "b", "c", "d", "e"]

@@ -15,7 +15,7 @@ from ui.gpt.serving import results_on_disk
 from charts.gpt import grouped_bars
 from charts.model_view import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
-from ui.shared.display import on_touch_device, show_plotly
+from ui.shared.display import model_view_px, on_touch_device, show_plotly
 from ui.shared.figures import figure_spec
 from ui.gpt.page import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
 
@@ -112,7 +112,8 @@ def mask_section(t, prompt: Prompt) -> None:
     spec = model_view(prompt.tokens[:shown], layers, heads, (0, 0), layer_label=t(f"{S}.layer_short"),
                       head_label=t(f"{S}.head_short"), query_label=t("common.axis_query"),
                       key_label=t("common.axis_key"), value_label=t("common.weight"),
-                      title=t(f"{S}.maps_title", total=layers * heads, layers=layers, heads=heads))
+                      title=t(f"{S}.maps_title", total=layers * heads, layers=layers, heads=heads),
+                      **model_view_px(heads, shown))  # (a phone: maps that fit; presenter mode: larger labels)
     # width="content": the spec's own width, so each map stays square (the column's width would stretch it)
     st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps", width="content")
     config = model()[0].config

@@ -31,7 +31,31 @@ MAX_TOKENS = 40
 # whole and silently, so a 10,000-character paste must fit and be cut on the page instead.
 BOX_CHARS = 100_000
 LONG_TEXT_BOXES = ("rnn_text", "causal_text", "glove_sentence", "transformer_text", "pretrained_text",
-                   "gpt_text")  # sentence boxes that take BOX_CHARS
+                   "gpt_text", "heads_lens_text")  # sentence boxes that take BOX_CHARS
+
+
+def keep_what_is_read(link_params: dict[str, str]) -> dict[str, int]:
+    """Cut each long text box (LONG_TEXT_BOXES) to the MAX_CHARS characters a page reads, in the box and in the link
+    -> {box key: its length before}. Called by the frame before the page runs.
+
+    A box accepts a paste of BOX_CHARS (it refuses a longer one whole and silently), but its link must stay short:
+    the server refuses a request whose line and headers pass 16 KiB (uvicorn's h11 limit, docs/limits.md), and the
+    URL of a 100,000-character paste made the page's reload answer "Invalid HTTP request received.". A typed value is
+    cut through session state (Streamlit then writes the cut value into the link); a link's own value, before its
+    box is drawn, in st.query_params (the caller reruns: widgets read the link as it was when the run began).
+    """
+    cut = {}
+    for key in LONG_TEXT_BOXES:
+        typed = st.session_state.get(key)
+        if isinstance(typed, str) and len(typed) > MAX_CHARS:
+            st.session_state[key] = typed[:MAX_CHARS]
+            cut[key] = len(typed)
+            continue
+        linked = link_params.get(key)
+        if linked is not None and MAX_CHARS < len(linked) <= BOX_CHARS and key not in st.session_state:
+            st.query_params[key] = linked[:MAX_CHARS]
+            cut[key] = len(linked)
+    return cut
 
 
 def current_lang() -> str:

@@ -181,6 +181,16 @@ def show_plotly(fig: dict, key: str, **kwargs):
     return st.plotly_chart(SentAsIs(spec), key=key, config=config, **kwargs)
 
 
+def model_view_px(heads: int, tokens: int) -> dict[str, int]:
+    """The model view's sizes on this screen -> charts.model_view.model_view's ``map_px`` and ``label_px``: a phone's
+    maps fit its width (no sideways scroll of the page), presenter mode's labels are projector-sized (those of its
+    Plotly ticks)."""
+    from charts.model_view import LABEL_PX, MAP_PX, fitting_map_px
+
+    label_px = PRESENTER_FONT_SIZE - 2 if st.session_state.get("presenter", False) else LABEL_PX
+    return {"map_px": fitting_map_px(heads, tokens, label_px) if on_touch_device() else MAP_PX, "label_px": label_px}
+
+
 _TOUCH_AGENTS = ("Mobi", "Android", "iPhone", "iPad")
 
 

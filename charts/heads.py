@@ -1,0 +1,90 @@
+"""The charts of "What heads do": the loss with heads switched off against random draws, bars with intervals, the
+rank of an answer per layer, and a scatter of heads. Plain figure dicts (charts/dicts.py); no Streamlit here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from charts.dicts import arr, figure, layout as figure_layout
+from charts.style import ACCENT, SECOND, THIRD
+
+GREY = "#999999"
+
+
+def ablation_band(ks, random_draws, series: dict, levels: dict, *, title: str | None = None,
+                  random_label: str = "random", k_label: str = "k", value_label: str = "loss",
+                  height: int = 420) -> dict:
+    """ks: (K,), random_draws: (K, D) one value per random draw, series: {name: (K,)} lines over k, levels:
+    {name: value} dotted horizontal lines -> the draws as grey dots at each k, the series as lines with markers."""
+    draws = np.asarray(random_draws, dtype=np.float64)
+    x = [str(k) for k in ks]
+    traces = [{"type": "scatter", "mode": "markers", "name": random_label,
+               "x": [x[i] for i in range(len(x)) for _ in range(draws.shape[1])], "y": arr(draws.ravel()),
+               "marker": {"color": GREY, "size": 6, "opacity": 0.6},
+               "hovertemplate": f"{k_label} = %{{x}}<br>{random_label}: %{{y:.2f}}<extra></extra>"}]
+    for (name, values), colour in zip(series.items(), (ACCENT, SECOND, THIRD, "#009E73")):
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": name, "x": x,
+                       "y": arr(np.asarray(values, dtype=np.float64)), "marker": {"color": colour, "size": 10},
+                       "line": {"color": colour},
+                       "hovertemplate": f"{k_label} = %{{x}}<br>{name}: %{{y:.2f}}<extra></extra>"})
+    for name, value in levels.items():
+        traces.append({"type": "scatter", "mode": "lines", "name": name, "x": [x[0], x[-1]], "y": [value, value],
+                       "line": {"color": "#555555", "dash": "dot"},
+                       "hovertemplate": f"{name}: %{{y:.2f}}<extra></extra>"})
+    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
+                        xaxis={"title": {"text": k_label}, "type": "category"},
+                        yaxis={"title": {"text": value_label}, "rangemode": "tozero"})
+    return figure(traces, lay)
+
+
+def interval_bars(labels, means, lows, highs, *, title: str | None = None, value_label: str = "",
+                  highlight: int | None = None, fmt: str = ".2f", height: int = 360) -> dict:
+    """labels: (m,), means/lows/highs: (m,) -> vertical bars with their 95 % intervals as error bars, values written;
+    bar `highlight` in the accent colour."""
+    m = np.asarray(means, dtype=np.float64)
+    colours = [ACCENT if i == highlight else SECOND for i in range(len(m))]
+    bars = {"type": "bar", "x": [str(s) for s in labels], "y": arr(m), "marker": {"color": colours},
+            "error_y": {"type": "data", "symmetric": False, "array": arr(np.asarray(highs, dtype=np.float64) - m),
+                        "arrayminus": arr(m - np.asarray(lows, dtype=np.float64)), "color": "#333333"},
+            "text": [format(v, fmt) for v in m], "textposition": "inside",
+            "hovertemplate": f"%{{x}}<br>{value_label}: %{{y:{fmt}}}<extra></extra>"}
+    lay = figure_layout(title, height, showlegend=False, xaxis={"type": "category"},
+                        yaxis={"title": {"text": value_label}, "rangemode": "tozero"})
+    return figure([bars], lay)
+
+
+def rank_by_layer(series: dict, *, title: str | None = None, layer_label: str = "layer",
+                  rank_label: str = "rank", top: int = 10, top_label: str = "top 10", height: int = 400) -> dict:
+    """series: {name: (L + 1,) ranks (0 = first)} -> one line each over the layers, drawn as rank + 1 (1 = top) on a
+    reversed log axis, with a dotted line where the top `top` ends."""
+    traces = []
+    for (name, ranks), colour in zip(series.items(), (ACCENT, SECOND, THIRD, GREY)):
+        r = np.asarray(ranks, dtype=np.float64)
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": name, "x": list(range(len(r))),
+                       "y": arr(r + 1), "line": {"color": colour},
+                       "hovertemplate": f"{layer_label} %{{x}}<br>{name}: %{{y:,.0f}}"
+                                        "<extra></extra>"})
+    length = max(len(v) for v in series.values())
+    traces.append({"type": "scatter", "mode": "lines", "name": top_label, "x": [0, length - 1], "y": [top, top],
+                   "line": {"color": "#555555", "dash": "dot"}, "hoverinfo": "skip"})
+    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
+                        xaxis={"title": {"text": layer_label}, "dtick": 5},
+                        yaxis={"title": {"text": rank_label}, "type": "log", "autorange": "reversed"})
+    return figure(traces, lay)
+
+
+def head_scatter(x, y, names, *, title: str | None = None, x_label: str = "", y_label: str = "",
+                 highlight=(), highlight_label: str = "", other_label: str = "", height: int = 420) -> dict:
+    """x, y: (m,) one point per head, names: (m,) -> a scatter; the heads in `highlight` (indices) in the accent
+    colour as their own trace."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    marked = np.zeros(len(x), dtype=bool)
+    marked[list(highlight)] = True
+    traces = []
+    for mask, colour, label in ((~marked, SECOND, other_label), (marked, ACCENT, highlight_label)):
+        traces.append({"type": "scatter", "mode": "markers", "name": label, "x": arr(x[mask]), "y": arr(y[mask]),
+                       "text": [names[i] for i in np.flatnonzero(mask)], "marker": {"color": colour, "size": 7},
+                       "hovertemplate": f"%{{text}}<br>{x_label}: %{{x:.2f}}<br>{y_label}: %{{y:.3f}}<extra></extra>"})
+    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
+                        xaxis={"title": {"text": x_label}}, yaxis={"title": {"text": y_label}})
+    return figure(traces, lay)

