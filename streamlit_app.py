@@ -7,7 +7,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ui.shared.common import BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, md_escape, render_error_boundary, translator
+from ui.shared.common import (BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, keep_what_is_read, md_escape,
+                              render_error_boundary, translator)
 from ui.shared.display import page_style, presenter_style
 from ui.shared.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
 from ui.shared.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -88,9 +89,14 @@ for name in unusable_link_params(short, MAX_CHARS) + unusable_link_params(long_t
     with suppress(StreamlitAPIException):
         st.query_params.pop(name, None)
         dropped_now[name] = link_params[name]
-if dropped_now:
+cut_texts = keep_what_is_read({k: v for k, v in link_params.items() if k not in dropped_now})  # (a long paste)
+if cut_texts:
+    st.session_state.text_cut_notice = cut_texts
+if dropped_now or set(cut_texts) & set(link_params):
     st.session_state.dropped_link_params = dropped_now
     st.rerun()
+for name, n in st.session_state.pop("text_cut_notice", {}).items():
+    st.toast(t("common.text_cut_kept", n=f"{n:,}", limit=MAX_CHARS), icon=":material/content_cut:", duration="long")
 try:
     page.run()
 except FragmentHandledException:
