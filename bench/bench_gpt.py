@@ -8,7 +8,8 @@ Parts: `maps` a new prompt of 12 and 40 tokens through gpt.forward with all 270 
 logits (the page's prompt_pass) and with every position's (one BLAS thread; wall and the thread's CPU time, p50 / p95); `steps` one model step for 1, 10 and 40 sequences (what batching buys); `one` one
 student's 20 tokens through the generation server (tokens/s); `same` 40 students pressing generate on the same
 prompt at once (how many prompts the model started: 1 = computed once); `class` 40 students generating 20 tokens
-from 40 different prompts at once (time to first token and to the last, per student); `memory` two processes with
+from 40 different prompts at once (time to first token and to the last, per student); `arrivals` 5 students pressing
+generate together while 35 others are written (first token with new prompts stepped first and without); `memory` two processes with
 the model (smaps_rollup: private and shared MB before and after loading and generating). Asserts nothing; prints
 the load average next to the numbers.
 """
@@ -26,7 +27,7 @@ import time
 
 import numpy as np
 
-PARTS = ("maps", "steps", "one", "same", "class", "memory")
+PARTS = ("maps", "steps", "one", "same", "class", "arrivals", "memory")
 SUBJECTS = ["The cat", "My teacher", "A small robot", "The old bridge", "Our village", "The red balloon", "A farmer",
             "The library", "Every morning the baker", "The scientist", "A quiet river", "The last train"]
 ENDINGS = ["walked into the room and", "was known for", "decided that the best way to", "told everyone that",
@@ -101,9 +102,9 @@ def bench_steps(repeats: int) -> None:
 MAX_BATCH = [64]  # --max-batch: 1 serves one student at a time (the "before" of batching)
 
 
-def new_server():
+def new_server(**options):
     from attention_core.gpt.batching import GenerationServer, gpt_step_functions
-    return GenerationServer(gpt_step_functions(model()[0]), max_batch=MAX_BATCH[0])
+    return GenerationServer(gpt_step_functions(model()[0]), max_batch=MAX_BATCH[0], **options)
 
 
 def run_students(server, requests) -> list[dict]:
@@ -173,6 +174,44 @@ def bench_class(students: int, tokens: int) -> None:
           f"(batch sizes max {max(server.batch_sizes)}), "
           f"{students * tokens / wall:.1f} tokens/s in all; process CPU {rows[0]['process_cpu_s']:.2f} s  "
           f"[{load_line()}]", flush=True)
+
+
+def bench_arrivals(students: int, tokens: int, repeats: int, arriving: int = 5) -> None:
+    """`arriving` students press Generate together while `students - arriving` are being written: their first token,
+    with new prompts stepped first (the server's default) and with them sharing the running ones' step, alternated."""
+    from attention_core.gpt.batching import GenerationRequest
+    _, tokenizer = model()
+    prompts = class_prompts(students)
+    firsts = {True: [], False: []}
+    for r in range(repeats):
+        for prompts_first in (True, False):
+            server = new_server(prompts_first=prompts_first)
+            running = [GenerationRequest(tuple(tokenizer.encode(p)), temperature=0.8, seed=1000 * r + i,
+                                         max_new_tokens=4 * tokens) for i, p in enumerate(prompts[arriving:])]
+            started = threading.Barrier(len(running) + 1)
+            stop = threading.Event()
+
+            def write(request):
+                for k, _ in enumerate(server.stream(request, stop)):
+                    if k == 0:
+                        started.wait()
+
+            writers = [threading.Thread(target=write, args=(q,)) for q in running]
+            for w in writers:
+                w.start()
+            started.wait()  # every running student has tokens: the batch is writing
+            new = [GenerationRequest(tuple(tokenizer.encode(p)), temperature=0.8, seed=7 + 1000 * r + i,
+                                     max_new_tokens=tokens) for i, p in enumerate(prompts[:arriving])]
+            rows = run_students(server, new)
+            firsts[prompts_first] += [row["first_s"] for row in rows]
+            stop.set()
+            for w in writers:
+                w.join()
+    on, off = statistics.median(firsts[True]), statistics.median(firsts[False])
+    print(f"arrivals: {arriving} students press Generate while {students - arriving} are written ({repeats} rounds): "
+          f"first token median {on:.2f} s with new prompts stepped first, {off:.2f} s sharing the step "
+          f"(ratio {off / on:.2f}); p95 {percentiles(firsts[True])} / {percentiles(firsts[False])}  [{load_line()}]",
+          flush=True)
 
 
 def smaps_mb() -> dict:
@@ -259,6 +298,8 @@ def main() -> None:
                 bench_same(args.students, args.tokens)
             elif part == "class":
                 bench_class(args.students, args.tokens)
+            elif part == "arrivals":
+                bench_arrivals(args.students, args.tokens, max(1, args.repeats // 5))
             elif part == "memory":
                 bench_memory()
             else:

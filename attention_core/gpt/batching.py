@@ -112,7 +112,7 @@ class GenerationServer:
     """Continuous batching plus single flight over one model (thread-safe; one worker thread at most)."""
 
     def __init__(self, model: StepFunctions, *, max_batch: int = 64, prefill_budget: int = 512,
-                 max_entries: int = 256, reader_timeout_s: float = 1.0):
+                 max_entries: int = 256, reader_timeout_s: float = 1.0, prompts_first: bool = True):
         if max_batch < 1 or prefill_budget < 1:
             raise ValueError(f"max_batch and prefill_budget must be >= 1, got {max_batch}, {prefill_budget}")
         self._model = model
@@ -122,6 +122,7 @@ class GenerationServer:
         self._flights: OrderedDict[GenerationRequest, _Generation] = OrderedDict()
         self._pending: list[_Generation] = []
         self._running = 0  # sequences in the batch (read under the lock by waiting readers)
+        self._prompts_first = prompts_first  # False: new prompts always share the step with the running ones (benches)
         self._prompts_only_last = False  # the last step was new prompts alone (the worker's own state)
         self._worker: threading.Thread | None = None
         self.steps = 0  # how many model steps the server made, and how many sequences each had (tests, benches)
@@ -264,7 +265,7 @@ class GenerationServer:
         prompts wait to be read while others run, those prompts alone (never two such steps in a row)."""
         reading = any(not a.generation.tokens for a in active)
         writing = any(a.generation.tokens for a in active)
-        prompts_only = reading and writing and not self._prompts_only_last
+        prompts_only = self._prompts_first and reading and writing and not self._prompts_only_last
         self._prompts_only_last = prompts_only
         chosen, chunks, budget = [], [], self._prefill_budget
         for a in active:
