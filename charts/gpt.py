@@ -65,12 +65,15 @@ def grouped_bars(groups, series: dict, *, title: str | None = None, value_label:
 
 
 def model_sizes(names, parameters, *, title: str | None = None, value_label: str = "parameters",
-                height: int = 300) -> dict:
-    """names: (m,), parameters: (m,) counts -> horizontal bars on a log axis, the first (this model) highlighted."""
+                value_text=None, height: int = 300) -> dict:
+    """names: (m,), parameters: (m,) counts -> horizontal bars on a log axis, the first (this model) highlighted.
+    value_text: (m,) each bar's label as the page's language writes the count (default: 1.5 B, 134.5 M)."""
     v = np.asarray(parameters, dtype=np.float64)
+    if value_text is None:
+        value_text = [f"{x / 1e9:,.1f} B" if x >= 1e9 else f"{x / 1e6:,.1f} M" for x in v]
     bars = {"type": "bar", "orientation": "h", "y": [str(n) for n in names], "x": arr(v),
             "marker": {"color": [ACCENT] + [SECOND] * (len(v) - 1)},
-            "text": [f"{x / 1e9:,.1f} B" if x >= 1e9 else f"{x / 1e6:,.1f} M" for x in v], "textposition": "outside",
+            "text": [str(x) for x in value_text], "textposition": "outside",
             "cliponaxis": False, "hovertemplate": f"%{{y}}<br>{value_label}: %{{x:,.0f}}<extra></extra>"}
     lay = figure_layout(title, height, showlegend=False, xaxis={"type": "log", "title": {"text": value_label}},
                         yaxis={"type": "category", "autorange": "reversed", "automargin": True})

@@ -26,7 +26,7 @@ if model_or_message(t):
     minimal_pair_section(t)  # the famous sentence, whatever the prompt
     if prompt is not None:
         sink_section(t, prompt)
-    induction_section(t)  # repeated random sequences and the learner's made-up name
+    induction_section(t, prompt)  # repeated random sequences (and the prompt's head scores in its CSV), a made-up name
     if prompt is not None:
         cache_section(t, prompt)
     japanese_section(t)

@@ -26,6 +26,13 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "gpt.toml"
 QUESTIONS = ("gpt_next_predict", "gpt_leak_predict", "gpt_it_predict", "gpt_sink_predict", "gpt_induction_predict",
              "gpt_cache_predict")
 PROMPT = tomllib.loads(DATA.read_text(encoding="utf-8"))["presets"][0]["text"]  # the default prompt
+DEFAULT_SEED = 1  # the seed box's default (its first draw at the default prompt: tests/test_gpt_content_page.py)
+
+
+def percent_of(p: float) -> str:
+    """A probability as the page's tables show it, written here from the rule: one decimal from 1 %, two significant
+    digits below."""
+    return f"{p * 100:.1f} %" if p >= 0.01 else f"{float(f'{p * 100:.2g}'):g} %"
 
 
 def strings(lang: str) -> dict:
@@ -91,7 +98,7 @@ def test_every_question_comes_before_what_answers_it(lang):
     top = softmax(full_pass(ids).logits[-1]).max()
     facts = {"gpt_next_predict": [f"{top:.1%}", "Paris"], "gpt_leak_predict": [strings(lang)["exactly_zero"]],
              "gpt_it_predict": [strings(lang)["exactly_zero"]], "gpt_sink_predict": ["Xiao"],
-             "gpt_induction_predict": ["Olsson", "L18H6"], "gpt_cache_predict": ["46.1 kB"]}
+             "gpt_induction_predict": ["Olsson", "L18H6"], "gpt_cache_predict": ["46.1 kB", "377 MB", "70%"]}
     for key, words in facts.items():
         above = shown_before(at, key)
         assert [w for w in words if w in above] == [], key
@@ -105,7 +112,11 @@ def test_the_model_card_counts_the_parameters_from_the_file(lang):
     reader = gguf.GGUFReader(str(gguf_path()))
     params = sum(int(np.prod([int(s) for s in t.shape])) for t in reader.tensors)
     card = [i.value for i in answered(lang).info if "SmolLM2-135M-Instruct" in i.value]
-    assert len(card) == 1 and f"**{params / 1e6:.1f}" in card[0] and "Q4_1" in card[0]
+    # read as each language reads a count: 134.5 million; 1億3,452万 (never 134.5 百万)
+    said = f"{params / 1e6:.1f} million" if lang == "en" else f"{params // 10**8}億{round(params % 10**8 / 10**4):,}万"
+    assert len(card) == 1 and f"**{said}" in card[0] and "Q4_1" in card[0]
+    assert ("175 billion" if lang == "en" else "1,750億") in card[0]  # GPT-3's published count
+    assert "百万" not in card[0] and "175.0 B" not in card[0]
 
 
 # --- the next token ------------------------------------------------------------------------------------------------
@@ -143,13 +154,29 @@ def test_the_knobs_at_their_ends():
     assert "**100.0%** after the knobs" in line and "1 of 49,152 tokens can still be drawn" in line
 
 
-def test_generation_shows_each_token_with_the_probability_it_had():
+def generated_csv(at, files) -> "pd.DataFrame":
+    import io
+
+    import pandas as pd
+
+    data = {b.key: files[b.proto.url] for b in at.get("download_button")}["gpt_gen_csv"]
+    assert data.startswith(b"\xef\xbb\xbf")  # the BOM: Excel reads the tokens as UTF-8
+    return pd.read_csv(io.StringIO(data.decode("utf-8-sig")), keep_default_na=False)
+
+
+def test_generation_shows_each_token_with_the_probability_it_had(monkeypatch):
+    from tests.apptest_utils import recorded_downloads
+
+    files = recorded_downloads(monkeypatch)
     at = answer_all(open_page("gpt", timeout=600))
     at.slider(key="gpt_new_tokens").set_value(5).run()
     at.button(key="gpt_generate").click().run()
     assert_clean(at)
-    table = [df.value for df in at.dataframe if "step" in df.value.columns][0]
+    table = generated_csv(at, files)  # the exact probabilities (the page's table shows them as percentages)
     assert list(table["step"]) == [1, 2, 3, 4, 5]
+    shown_table = [df.value for df in at.dataframe if "step" in df.value.columns][0]
+    assert list(shown_table["token"]) == list(table["token"])
+    assert list(shown_table["probability"]) == [percent_of(p) for p in table["probability"]]
     ids = list(ids_of(PROMPT))
     tokenizer = gpt.default_model()[1]
     made = []
@@ -161,7 +188,8 @@ def test_generation_shows_each_token_with_the_probability_it_had():
         assert len(candidates) == 1, (shown_token, prob)
         made.append(int(candidates[0]))
     assert [c.value for c in at.code] == [tokenizer.decode(ids + made)]  # what the model read, then what it wrote
-    assert strings("en")["gen_done"].format(n=5, seed=0) in shown(at)
+    assert strings("en")["gen_done"].format(n=5, seed=DEFAULT_SEED) in shown(at)
+    assert list(table["token id"]) == made
     first = list(table["token"])
     at.button(key="gpt_generate").click().run()  # the same seed writes the same text
     assert list([df.value for df in at.dataframe if "step" in df.value.columns][0]["token"]) == first
@@ -190,7 +218,7 @@ def test_a_failed_generation_says_what_failed_on_every_rerun_never_that_the_mode
         said = [line.replace("\\", "") for line in shown(at)]  # (the detail is shown markdown-escaped)
         assert strings("en")["gen_error"].format(detail="WorkerKilled: the step failed") in said
         assert strings("en")["gen_eos"].format(n=2) not in said
-        assert strings("en")["gen_done"].format(n=2, seed=0) not in said
+        assert strings("en")["gen_done"].format(n=2, seed=DEFAULT_SEED) not in said
 
 
 def test_the_output_shows_what_the_model_read_of_a_long_prompt_not_the_whole_typed_text():
@@ -266,8 +294,9 @@ def test_it_cannot_see_tired_or_wide_and_the_last_word_can(lang):
     growth = b.attention[:, :, -1, street] - a.attention[:, :, -1, street]
     layer, head = np.unravel_index(int(np.argmax(growth)), growth.shape)
     assert flips > 0
-    line = [m for m in shown(at) if re.search(rf"(?<!\d){flips}(?!\d)", m) and f"L{layer}H{head}" in m]
+    line = [m for m in shown(at) if re.search(rf"\*\*(?:{flips} of 270|270 個中 {flips} 個)\*\*", m)]
     assert len(line) == 1
+    assert len([m for m in shown(at) if f"L{layer}H{head}" in m and f"{b.attention[layer, head, -1, street]:.2f}" in m]) == 1
 
 
 # --- sinks and induction heads -------------------------------------------------------------------------------------
@@ -348,6 +377,15 @@ def test_the_cache_size_follows_the_models_shapes_and_the_timing_is_measured():
     n = len(ids_of(PROMPT))
     per_token = 2 * 30 * 3 * 64 * 4  # keys and values, layers, key/value heads, head size, float32
     assert [m for m in shown(at) if f"**{per_token * n / 1e3:.1f} kB**" in m]
+    import gguf
+    from attention_core.gpt.weights import gguf_path
+
+    params = sum(int(np.prod([int(d) for d in x.shape])) for x in gguf.GGUFReader(str(gguf_path())).tensors)
+    full, weights = per_token * 8192, 4 * params  # the cache at the model's full context; the float32 weights
+    line = [m for m in shown(at) if f"**{full / 1e6:,.0f} MB**" in m]
+    assert len(line) == 1 and f"**{full / weights:.0%}**" in line[0] and f"{weights / per_token:,.0f} tokens" in line[0]
+    assert f"{40 * full / 1e9:,.1f} GB" in line[0]
+    assert 0.5 < full / weights < 1  # held: at the full context the cache is most of the weights' size (option 3)
     at.button(key="gpt_cache_measure").click().run()
     assert_clean(at)
     assert figure(at, "gpt_cache_bars")

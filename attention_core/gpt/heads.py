@@ -275,3 +275,72 @@ def minimal_pair_heads(attention_a, attention_b, pronoun: int, nouns) -> Minimal
     best = np.unravel_index(int(np.argmax(growth)), growth.shape)
     return MinimalPairHeads(float(np.abs(attention_a[..., pronoun, :] - attention_b[..., pronoun, :]).max()), last,
                             int((prefers[0] != prefers[1]).sum()), int(growth.size), (int(best[0]), int(best[1])))
+
+
+def first_draws(probs, seeds) -> np.ndarray:
+    """probs: (V,) a next-token distribution, seeds: (s,) generation seeds -> (s,) int64: the first token each seed
+    draws, as the generation server draws a request's first token (attention_core.gpt.batching.step_seed(seed, 0))."""
+    from attention_core.gpt.batching import step_seed
+
+    probs = np.asarray(probs, dtype=np.float64)
+    return np.array([np.random.default_rng(step_seed(int(seed), 0)).choice(probs.size, p=probs) for seed in seeds],
+                    dtype=np.int64)
+
+
+def filled_to(ids, length: int) -> list[int]:
+    """ids: (n,) token ids, n >= 1 -> (max(n, length),) the ids repeated until ``length`` tokens (a longer text of
+    the same kind for a timing; a text already that long is returned as it is)."""
+    ids = [int(i) for i in ids]
+    if not ids:
+        raise ValueError("at least one token is needed")
+    return (ids * (length // len(ids) + 1))[:max(length, len(ids))]
+
+
+def noun_flips(last_rows) -> np.ndarray:
+    """last_rows: (S, L, H, 2) each sentence's last-token weight on two nouns, per head -> (S, S) int: for each pair
+    of sentences, how many heads prefer a different noun (the larger of the two weights; ties go to the first noun)."""
+    prefers = np.asarray(last_rows).argmax(axis=-1).reshape(len(last_rows), -1)  # (S, L * H)
+    return (prefers[:, None, :] != prefers[None, :, :]).sum(axis=-1).astype(np.int64)
+
+
+def first_layer_scores(weights, ids, offset: int = 0) -> np.ndarray:
+    """ids: (n,) -> (H, n, n) float64: layer 0's scores q_i . k_j / sqrt(hd) (before the mask and softmax) with the
+    tokens placed at positions offset .. offset + n - 1. Layer 0 reads the embeddings only, so moving the tokens
+    changes its scores only through the rotary positions: a score depends on i - j, not on where the pair stands."""
+    from attention_core.gpt.model import rms_norm, rope, rope_angles, split_heads
+
+    c = weights.config
+    ids = [int(i) for i in ids]
+    x = rms_norm(weights.embedding[ids], weights.attn_norm[0], c.norm_eps)
+    rotation = rope_angles(np.arange(offset, offset + len(ids)), c.head_dim, c.rope_base)
+    q = rope(split_heads(x @ weights.attn_q[0], c.n_head), *rotation).astype(np.float64)
+    k = rope(split_heads(x @ weights.attn_k[0], c.n_kv_head), *rotation).astype(np.float64)
+    k = np.repeat(k, c.n_head // c.n_kv_head, axis=0)  # query head h reads key/value head h // group
+    return q @ k.swapaxes(-1, -2) / np.sqrt(c.head_dim)
+
+
+def shifted_previous_token(attention, shifted, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """attention: (L, H, n, n) of a text, shifted: (L, H, n + shift, n + shift) of the same text after ``shift``
+    filler tokens -> each head's previous-token score (L, H) over the text's rows 1..n-1, in both runs."""
+    n = attention.shape[-1]
+    rows = np.arange(1, n)
+    return (np.asarray(attention)[..., rows, rows - 1].mean(axis=-1),
+            np.asarray(shifted)[..., rows + shift, rows + shift - 1].mean(axis=-1))
+
+
+def rotary_shift_difference(weights, ids, offsets) -> tuple[float, float]:
+    """ids: (n,), offsets: (m,) -> (largest |difference| of layer 0's scores between the tokens at positions 0.. and
+    at each offset.., the largest |score| itself): float rounding only, if the score depends on i - j alone."""
+    at_start = first_layer_scores(weights, ids)
+    diff = max(float(np.abs(first_layer_scores(weights, ids, int(o)) - at_start).max()) for o in offsets)
+    return diff, float(np.abs(at_start).max())
+
+
+def uniform_loss(vocab: int) -> float:
+    """-> the loss per token in nats of a uniform guess over ``vocab`` tokens: log(vocab)."""
+    return float(np.log(vocab))
+
+
+def equally_likely(entropy: float) -> float:
+    """entropy in nats -> e^entropy: how many equally likely choices have that entropy (its perplexity)."""
+    return float(np.exp(entropy))

@@ -1,5 +1,6 @@
-"""Lesson 9: the KV cache in numbers. Its size for the prompt (from the model's shapes), then, on a click, the time per
-new token measured live on this server: the whole text run again for every token, against one cached step."""
+"""Lesson 9: the KV cache in numbers. Its size for the prompt and at the model's full context next to the weights
+(from the model's shapes), then, on a click, the time per new token measured live on this server at two lengths (the
+prompt, and the prompt filled to 200 tokens): the whole text run again for every token, against one cached step."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 import streamlit as st
 
 from attention_core import gpt
+from attention_core.gpt import heads as gpt_heads
 from attention_core.gpt.weights import parameter_count
 from charts.gpt import grouped_bars
 from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
@@ -17,6 +19,9 @@ from ui.shared.figures import figure_spec
 from ui.gpt.page import S, Prompt, model
 
 TIMED_TOKENS = 8  # new tokens timed each way
+LONG = 200  # the second length timed: the prompt filled to this many tokens
+LONG_TIMED_TOKENS = 3  # new tokens timed each way at that length (a full pass over 200 tokens is the slow part)
+CLASS = 40  # a class, each with a text at the full context
 FLOAT_BYTES = 4  # the cache holds float32 keys and values
 
 
@@ -36,6 +41,8 @@ def weight_bytes() -> int:
 
 
 def _size(nbytes: float) -> str:
+    if nbytes >= 1e10:
+        return f"{nbytes / 1e9:,.1f} GB"
     if nbytes >= 1e8:
         return f"{nbytes / 1e6:,.0f} MB"
     return f"{nbytes / 1e6:.2f} MB" if nbytes >= 1e6 else f"{nbytes / 1e3:.1f} kB"
@@ -47,35 +54,51 @@ def measuring() -> threading.Lock:
     return threading.Lock()
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=600)
+@st.cache_resource(show_spinner=False)
+def measurements() -> dict:
+    """The process's latest measurement per prompt: {ids: timing}, shared by every session (read under the lock)."""
+    return {}
+
+
 def measure(ids: tuple[int, ...]) -> dict:
-    """Greedy new tokens, timed: without the cache (a full pass over the text so far per token, no maps kept) and
-    with it (one cached step per token). Measured once per prompt every ten minutes: a class pressing the button
-    on the teacher's prompt shares one measurement instead of 40 measuring each other."""
+    """Time the prompt as it is and filled to LONG tokens, each way. Every press gets a measurement that finished
+    after it was pressed: a class pressing at once on the teacher's prompt waits for one measurement (the lock) and
+    shares it, instead of 40 measuring each other; a later press measures again. The result says when it was made."""
+    pressed = time.time()
     with measuring():
-        return _measure(ids)
+        stored = measurements().get(ids)
+        if stored is not None and stored["finished"] >= pressed:
+            return stored
+        weights = model()[0]
+        long_ids = gpt_heads.filled_to(list(ids), LONG)
+        timing = {"ids": ids, "short": _measure(weights, ids, TIMED_TOKENS),
+                  "long": _measure(weights, tuple(long_ids), LONG_TIMED_TOKENS),
+                  "finished": time.time()}
+        measurements()[ids] = timing
+        return timing
 
 
-def _measure(ids: tuple[int, ...]) -> dict:
-    weights = model()[0]
+def _measure(weights, ids: tuple[int, ...], count: int) -> dict:
+    """Greedy new tokens, timed: without the cache (a full pass over the text so far per token, no maps kept) and
+    with it (one cached step per token)."""
     text = list(ids)
     without = []
-    for _ in range(TIMED_TOKENS):
+    for _ in range(count):
         start = time.perf_counter()
         logits = gpt.prefill(weights, text)[0]
         without.append(time.perf_counter() - start)
         text.append(int(logits.argmax()))
     logits, cache = gpt.prefill(weights, list(ids))
     caches, with_cache, made = [cache], [], []
-    for _ in range(TIMED_TOKENS):
+    for _ in range(count):
         token = int(logits.argmax())
         made.append(token)
         start = time.perf_counter()
         logits = gpt.decode_step(weights, caches, [token])[0]
         with_cache.append(time.perf_counter() - start)
     same = made == text[len(ids):]
-    return {"without": sum(without) / TIMED_TOKENS, "with": sum(with_cache) / TIMED_TOKENS, "same": same,
-            "ids": ids, "length": len(ids) + TIMED_TOKENS}
+    return {"without": sum(without) / count, "with": sum(with_cache) / count, "same": same,
+            "n": len(ids), "k": count, "length": len(ids) + count}
 
 
 @guarded_fragment
@@ -84,26 +107,37 @@ def cache_section(t, prompt: Prompt) -> None:
     _explain(t, "cache_explain")
     c = model()[0].config
     per_token = cache_bytes(1)
-    nbytes = cache_bytes(len(prompt.ids))
-    answer = 1 if nbytes < 1e5 else (2 if nbytes < 1e8 else 3)
-    if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", n=len(prompt.ids),
-                               layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim, per_token=_size(per_token),
-                               weights=_size(weight_bytes())):
+    weights = weight_bytes()
+    full = cache_bytes(gpt.CONTEXT_LENGTH)
+    share = full / weights
+    answer = 1 if share < 0.01 else (2 if share < 0.5 else 3)
+    if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", context=f"{gpt.CONTEXT_LENGTH:,}",
+                               weights=_size(weights), per_token=_size(per_token), layers=c.n_layer, kv=c.n_kv_head,
+                               d=c.head_dim):
         return
-    st.markdown(t(f"{S}.cache_size", n=len(prompt.ids), size=_size(nbytes), per_token=_size(per_token),
-                  layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim, full=_size(per_token * c.n_head // c.n_kv_head)))
-    if st.button(t(f"{S}.cache_measure", k=TIMED_TOKENS), key="gpt_cache_measure", icon=":material/timer:"):
-        with st.spinner(t(f"{S}.cache_running")):
+    st.markdown(t(f"{S}.cache_size", n=len(prompt.ids), size=_size(cache_bytes(len(prompt.ids))),
+                  per_token=_size(per_token), layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim,
+                  full=_size(per_token * c.n_head // c.n_kv_head)))
+    st.markdown(t(f"{S}.cache_context", context=f"{gpt.CONTEXT_LENGTH:,}", size=_size(full), weights=_size(weights),
+                  share=f"{share:.0%}", equal=f"{weights / per_token:,.0f}", students=CLASS,
+                  class_size=_size(CLASS * full)))
+    if st.button(t(f"{S}.cache_measure", long=LONG), key="gpt_cache_measure", icon=":material/timer:"):
+        with st.spinner(t(f"{S}.cache_running", long=LONG)):
             st.session_state.gpt_cache_timing = measure(prompt.ids)
     timing = st.session_state.get("gpt_cache_timing")
     if timing is None or timing["ids"] != prompt.ids:
         return
-    ms = {"without": timing["without"] * 1e3, "with": timing["with"] * 1e3}
-    show_plotly(figure_spec(grouped_bars, [t(f"{S}.without_cache"), t(f"{S}.with_cache")],
-                            {t(f"{S}.ms_per_token"): [ms["without"], ms["with"]]},
-                            title=t(f"{S}.cache_chart", k=TIMED_TOKENS), value_label=t(f"{S}.ms_per_token"), fmt=".0f"),
-                key="gpt_cache_bars")
-    st.markdown(t(f"{S}.cache_numbers", without=f"{ms['without']:.0f}", with_=f"{ms['with']:.0f}",
-                  ratio=f"{ms['without'] / max(ms['with'], 1e-9):.1f}", k=TIMED_TOKENS,
-                  size=_size(cache_bytes(timing["length"])), length=timing["length"]))
-    st.caption(t(f"{S}.cache_same" if timing["same"] else f"{S}.cache_differs"))
+    short, long = timing["short"], timing["long"]
+    when = time.strftime("%H:%M:%S", time.gmtime(timing["finished"]))
+    labels = [t(f"{S}.cache_length", n=short["n"]), t(f"{S}.cache_length", n=long["n"])]
+    show_plotly(figure_spec(grouped_bars, labels,
+                            {t(f"{S}.without_cache"): [short["without"] * 1e3, long["without"] * 1e3],
+                             t(f"{S}.with_cache"): [short["with"] * 1e3, long["with"] * 1e3]},
+                            title=t(f"{S}.cache_chart", when=when), value_label=t(f"{S}.ms_per_token"),
+                            fmt=".0f"), key="gpt_cache_bars")
+    ratio = lambda m: f"{m['without'] / max(m['with'], 1e-9):.1f}"  # noqa: E731
+    st.markdown(t(f"{S}.cache_numbers", when=when, n=short["n"], long=long["n"], k=short["k"], k_long=long["k"],
+                  without=f"{short['without'] * 1e3:.0f}", with_=f"{short['with'] * 1e3:.0f}", ratio=ratio(short),
+                  long_without=f"{long['without'] * 1e3:.0f}", long_with=f"{long['with'] * 1e3:.0f}",
+                  long_ratio=ratio(long), size=_size(cache_bytes(long["length"])), length=long["length"]))
+    st.caption(t(f"{S}.cache_same" if short["same"] and long["same"] else f"{S}.cache_differs"))

@@ -10,6 +10,7 @@ import inspect
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
@@ -20,10 +21,12 @@ from attention_core.measure import head_stats
 from attention_core.gpt.sampling import greedy_continuation, sampling_probs
 from charts.gpt import grouped_bars, layer_profile
 from charts.matrix import attention_heatmap
-from ui.shared.common import MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal
+from ui.shared.common import (MAX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
+                              predict_then_reveal)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, encode, japanese_facts, model, prompt_pass, shown_tokens, texts, untrained
+from ui.gpt.page import (S, Prompt, answer_for, encode, japanese_facts, model, percent, prompt_pass, shown_tokens,
+                         texts, token_list, untrained)
 from ui.gpt.mask import leak_test, minimal_pair_sentences
 from ui.shared.startup import register_startup
 from ui.gpt.page import UNTRAINED_SEED
@@ -100,6 +103,7 @@ def sink_section(t, prompt: Prompt) -> None:
     even = heads.uniform_sink_share(n)
     share = float(trained.mean())
     answer = 3 if share > 0.5 else (1 if share < 2 * even else 2)
+    answer_for("gpt_sink_predict", prompt.ids)  # a new prompt asks again
     if not predict_then_reveal(t, f"{S}.sink", 3, answer, key="gpt_sink_predict", even=f"{even:.0%}",
                                heads=trained.size):
         return
@@ -117,15 +121,48 @@ def sink_section(t, prompt: Prompt) -> None:
 
 # ---------------------------------------------------------------- induction heads
 
+ROPE_SHIFT, ROPE_FAR = 7, 1000  # the prompt moved this many positions later
+FILLER_TOKENS = 7  # new lines put before the prompt for the whole model's run
+FILLER = "\n"
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rotary_check(ids: tuple[int, ...], head: tuple[int, int]) -> dict:
+    """Rotary positions at work on the prompt: layer 0's scores with the prompt moved ROPE_SHIFT and ROPE_FAR
+    positions later (largest |difference|), and the previous-token head's score with FILLER_TOKENS new lines before
+    the prompt in the whole model."""
+    weights = model()[0]
+    diff, largest = heads.rotary_shift_difference(weights, ids, (ROPE_SHIFT, ROPE_FAR))
+    shifted = gpt.forward(weights, list(encode(FILLER) * FILLER_TOKENS) + list(ids), all_logits=False).attention
+    before, after = heads.shifted_previous_token(prompt_pass(ids).attention, shifted,
+                                                 len(encode(FILLER)) * FILLER_TOKENS)
+    return {"diff": diff, "largest": largest, "before": float(before[head]),
+            "after": float(after[head])}
+
+
+def heads_table(t, s: Study, prompt: Prompt | None) -> pd.DataFrame:
+    """Every head's scores, one row a head: its induction score on the scoring sequences and, with a prompt, its
+    weight on the first token and on the previous token of the prompt (headers in the page's language)."""
+    layers, count = s.induction.shape
+    table = {t(f"{S}.col_layer"): np.repeat(np.arange(layers), count),
+             t(f"{S}.col_head"): np.tile(np.arange(count), layers),
+             t(f"{S}.col_induction", sequences=s.sequences): s.induction.reshape(-1)}
+    if prompt is not None and len(prompt.ids) >= 2:
+        attention = prompt_pass(prompt.ids).attention
+        table[t(f"{S}.col_sink")] = heads.sink_share(attention).reshape(-1)
+        table[t(f"{S}.col_previous")] = heads.previous_token_score(attention).reshape(-1)
+    return pd.DataFrame(table)
+
+
 @guarded_fragment
-def induction_section(t) -> None:
+def induction_section(t, prompt: Prompt | None = None) -> None:
     st.subheader(t(f"{S}.induction_title"))
     _explain(t, "induction_explain", period=PERIOD)
     with st.spinner(t(f"{S}.study_running")):
         s = study()
     first, second = s.losses
     answer = 3 if second < first / 2 else (2 if second < first * 0.9 else 1)
-    st.caption(t(f"{S}.induction_example", tokens=" | ".join(md_escape(tok) for tok in shown_tokens(s.example[:8]))))
+    st.caption(t(f"{S}.induction_example", tokens=token_list(shown_tokens(s.example[:8]))))
     if not predict_then_reveal(t, f"{S}.induction", 3, answer, key="gpt_induction_predict", period=PERIOD):
         return
     show_plotly(figure_spec(grouped_bars, [t(f"{S}.first_copy"), t(f"{S}.second_copy")],
@@ -134,6 +171,11 @@ def induction_section(t) -> None:
                 key="gpt_loss_bars")
     st.markdown(t(f"{S}.loss_numbers", first=f"{first:.1f}", second=f"{second:.1f}", sequences=s.sequences,
                   u_first=f"{s.untrained_losses[0]:.1f}", u_second=f"{s.untrained_losses[1]:.1f}"))
+    vocab = model()[0].config.vocab
+    uniform = heads.uniform_loss(vocab)
+    if first > s.untrained_losses[0] and first > uniform:  # the paradox, said only while it holds
+        st.markdown(t(f"{S}.loss_paradox", first=f"{first:.1f}", u_first=f"{s.untrained_losses[0]:.1f}",
+                      vocab=f"{vocab:,}", uniform=f"{uniform:.1f}"))
     layers, count = s.induction.shape
     show_plotly(figure_spec(attention_heatmap, s.induction, [f"L{k}" for k in range(layers)],
                             [f"H{k}" for k in range(count)], title=t(f"{S}.induction_map", sequences=s.sequences),
@@ -146,22 +188,32 @@ def induction_section(t) -> None:
                   heads=s.induction.size, untrained=f"{s.untrained_best:.2f}", uniform=f"{s.uniform:.3f}"))
     st.markdown(t(f"{S}.previous_numbers", head=f"L{s.previous[0]}H{s.previous[1]}", score=f"{p_mean:.2f}",
                   low=f"{p_low:.2f}", high=f"{p_high:.2f}", uniform=f"{s.previous_uniform:.2f}"))
+    if prompt is not None and len(prompt.ids) >= 2:
+        rope_check = rotary_check(prompt.ids, s.previous)
+        st.markdown(t(f"{S}.rope_numbers", shift=ROPE_SHIFT, far=ROPE_FAR, diff=f"{rope_check['diff']:.1e}",
+                      largest=f"{rope_check['largest']:.1f}", k=FILLER_TOKENS, head=f"L{s.previous[0]}H{s.previous[1]}",
+                      before=f"{rope_check['before']:.2f}", after=f"{rope_check['after']:.2f}"))
     st.caption(t(f"{S}.induction_limits", total=2 * s.sequences))
+    csv_download(t(f"{S}.csv_heads"), heads_table(t, s, prompt), "gpt_heads.csv", key="gpt_heads_csv")
     copy_section(t)
 
 
 # ---------------------------------------------------------------- the learner's own name, copied
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def copied_name(name: str) -> dict | None:
+def copied_name(name: str) -> dict:
     """The template with the name twice: each name token's probability the first and the second time, and what the
-    model writes (greedy) after the second time's first token. None when the name is not found twice as tokens."""
+    model writes (greedy) after the second time's first token. {"problem": "one_token"} when the name is one token
+    (nothing to copy after it), {"problem": "merged", ...} when the text does not hold the name's own tokens twice
+    (its edge merges with the characters around it, as "<script>" with the "." after it: ">.")."""
     data = texts()
     ids = encode(data.copy_template.replace("{name}", name))
     piece = encode(" " + name)
     starts = [i for i in range(len(ids) - len(piece) + 1) if ids[i:i + len(piece)] == piece]
-    if len(starts) < 2 or len(piece) < 2:
-        return None
+    if len(piece) < 2:
+        return {"problem": "one_token"}
+    if len(starts) < 2:
+        return {"problem": "merged", "piece": piece, "ids": ids}
     weights = model()[0]
     hidden = gpt.forward(weights, list(ids), all_logits=False).hidden
     m = len(piece) - 1  # the name's tokens after its first, each scored where it is next
@@ -183,13 +235,17 @@ def copy_section(t) -> None:
         st.warning(t(f"{S}.copy_too_long", limit=MAX_NAME_TOKENS))
         return
     result = copied_name(name.strip())
-    if result is None:
+    if result.get("problem") == "one_token":
         st.warning(t(f"{S}.copy_one_token"))
+        return
+    if result.get("problem") == "merged":
+        st.warning(t(f"{S}.copy_merged", name=token_list(shown_tokens(result["piece"])),
+                     text=token_list(shown_tokens(result["ids"]))))
         return
     rows = result["rows"]
     table = pa.table({t(f"{S}.col_token"): shown_tokens([r[0] for r in rows]),
-                      t(f"{S}.first_time"): [round(r[1], 4) for r in rows],
-                      t(f"{S}.second_time"): [round(r[2], 4) for r in rows]})
+                      t(f"{S}.first_time"): [r[1] for r in rows],
+                      t(f"{S}.second_time"): [r[2] for r in rows]})
     st.caption(t(f"{S}.copy_text", text=md_escape(result["text"])))
     data_table(table, hide_index=True, key="gpt_copy_table")
     right = sum(a == b for a, b in zip(result["written"], result["expected"]))

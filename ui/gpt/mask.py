@@ -17,7 +17,7 @@ from charts.model_view import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.shared.display import model_view_px, on_touch_device, show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, encode, model, prompt_pass, shown_tokens, texts
+from ui.gpt.page import S, Prompt, answer_for, encode, model, prompt_pass, shown_tokens, texts
 
 MAP_TOKENS = 16  # the maps drawn: a causal row never depends on later tokens, so these are the whole pass's corner
 REPLACEMENT = " zebra"  # the later token put in for the leak test
@@ -84,6 +84,46 @@ def minimal_pair_sentences() -> MinimalPairSentences:
                                 pair.heads, pair.best, it, len(ids[0]))
 
 
+@dataclass(frozen=True)
+class ReferentStudy:
+    """The famous sentence with more last words: which heads flip between words of the same referent (the null of
+    the flip count), the featured head on held-out pairs, and which noun the model names when asked."""
+
+    words: tuple[str, ...]  # the text's last word, the first referent's others, other_word, the second's others
+    first: int  # the first `first` words fit the first noun
+    flips: np.ndarray  # (S, S) heads preferring a different noun, per pair of words
+    same_mean: float  # over the pairs of first-referent words
+    same_low: int
+    same_high: int
+    same_pairs: int
+    held_out_grows: int  # held-out (first, second) word pairs where the featured head's weight on noun 2 grows
+    held_out_pairs: int
+    names_first: tuple[int, int]  # the model names the first noun for (k of first-referent words, k of second's)
+
+
+@st.cache_resource(show_spinner=False)
+def referent_study() -> ReferentStudy:
+    data = texts()
+    pair = minimal_pair_sentences()
+    stem = data.minimal_pair_text[: len(data.minimal_pair_text) - len(pair.words[0])]
+    words = (pair.words[0], *data.first_referent, pair.words[1], *data.second_referent)
+    first = 1 + len(data.first_referent)
+    nouns = [shown_tokens(encode(stem)).index("·" + noun) for noun in data.nouns]
+    weights = model()[0]
+    passes = [gpt.forward(weights, list(encode(stem + w)), all_logits=False) for w in words]  # as the pair's own
+    last = np.stack([out.attention[..., -1, nouns] for out in passes])  # (S, L, H, 2)
+    flips = gpt_heads.noun_flips(last)
+    same = [int(flips[i, j]) for i in range(first) for j in range(i + 1, first)]
+    layer, head = pair.best  # picked on the text's own pair: checked on the others
+    held = list(zip(range(1, first), range(first + 1, len(words))))
+    grows = sum(int(last[b, layer, head, 1] > last[a, layer, head, 1]) for a, b in held)
+    noun_ids = [encode(" " + noun)[0] for noun in data.nouns]
+    asked = gpt.forward_many(weights, [list(encode(stem + w + data.question)) for w in words])
+    names = [bool(out.logits[-1][noun_ids[0]] > out.logits[-1][noun_ids[1]]) for out in asked]
+    return ReferentStudy(words, first, flips, float(np.mean(same)), min(same), max(same), len(same), grows, len(held),
+                         (sum(names[:first]), sum(names[first:])))
+
+
 # ---------------------------------------------------------------- the sections
 
 def _exact(t, value: float) -> str:
@@ -94,7 +134,8 @@ def _exact(t, value: float) -> str:
 def mask_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.mask_title"))
     c = model()[0].config
-    _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head)
+    _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head, kv=c.n_kv_head,
+             ff=f"{c.d_ff:,}")
     if len(prompt.ids) < 2:
         st.warning(t(f"{S}.mask_short"))
         return
@@ -103,6 +144,7 @@ def mask_section(t, prompt: Prompt) -> None:
         leak = leak_test(prompt.ids)
         return 1 if leak.attention_diff == 0.0 and leak.logits_diff == 0.0 else 2
 
+    answer_for("gpt_leak_predict", prompt.ids)  # a new prompt asks again
     if not predict_then_reveal(t, f"{S}.leak", 3, answer, key="gpt_leak_predict"):
         return
     leak = leak_test(prompt.ids)
@@ -135,10 +177,16 @@ def minimal_pair_section(t) -> None:
     st.subheader(t(f"{S}.minimal_pair_title"))
     minimal_pair = minimal_pair_sentences()
     data = texts()
-    answer = 1 if minimal_pair.it_diff == 0.0 else 2
+    sleepy = data.first_referent[0]
+
+    def answer() -> int:  # the passes over the other last words run once the learner has answered
+        flips = int(referent_study().flips[0, 1])
+        return 1 if flips == 0 else (2 if flips < 10 else 3)
+
     if not predict_then_reveal(t, f"{S}.it", 3, answer, key="gpt_it_predict", tired=minimal_pair.words[0],
-                               wide=minimal_pair.words[1]):
+                               sleepy=sleepy, heads=minimal_pair.heads):
         return
+    study = referent_study()
     st.markdown(t(f"{S}.it_numbers", diff=_exact(t, minimal_pair.it_diff), maps=minimal_pair.heads,
                   tired=minimal_pair.words[0],
                   wide=minimal_pair.words[1]))
@@ -149,7 +197,13 @@ def minimal_pair_section(t) -> None:
                             {data.nouns[0]: weights[:, 0], data.nouns[1]: weights[:, 1]},
                             title=t(f"{S}.minimal_pair_chart", head=name), value_label=t("common.weight"), fmt=".2f"),
                 key="gpt_minimal_pair_bars")
-    st.markdown(t(f"{S}.flip_numbers", flips=minimal_pair.flips, heads=minimal_pair.heads, head=name,
-                  tired=minimal_pair.words[0], wide=minimal_pair.words[1], street=data.nouns[1],
-                  before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}"))
-    _explain(t, "encoder_decoder")
+    st.markdown(t(f"{S}.flip_numbers", flips=minimal_pair.flips, heads=minimal_pair.heads,
+                  tired=minimal_pair.words[0], wide=minimal_pair.words[1], sleepy=sleepy,
+                  same=f"{study.same_mean:.0f}", low=study.same_low, high=study.same_high, pairs=study.same_pairs,
+                  words=study.first, noun=data.nouns[0], to_sleepy=int(study.flips[0, 1])))
+    st.markdown(t(f"{S}.featured_numbers", head=name, heads=minimal_pair.heads, street=data.nouns[1],
+                  before=f"{weights[0, 1]:.2f}", after=f"{weights[1, 1]:.2f}", grows=study.held_out_grows,
+                  pairs=study.held_out_pairs))
+    _explain(t, "encoder_decoder", question=md_escape(data.question.strip(". ")), animal=data.nouns[0],
+             street=data.nouns[1], a=study.names_first[0], na=study.first, b=study.names_first[1],
+             nb=len(study.words) - study.first)

@@ -16,20 +16,26 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+from attention_core.gpt import heads as gpt_heads
 from attention_core.gpt.batching import GenerationError
 from attention_core.gpt.sampling import entropy_nats, sampling_probs
 from charts.gpt import next_token_bars
-from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
+from ui.shared.common import csv_download, data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, decode, model, prompt_pass, shown_tokens
+from ui.gpt.page import S, Prompt, answer_for, decode, model, percent, prompt_pass, shown_tokens
 from ui.gpt.serving import queue_message, stream_generation
 
 TOP = 10
 MAX_NEW_TOKENS = 40
+# The default seed: at the default prompt its first draw is the model's most likely token (" Paris"), as it is for
+# most seeds; the page says how many of SEEDS draw it (seed 0 drew a 0.7 % token: a correct draw, a poor first demo).
+DEFAULT_SEED = 1
+SEEDS = 100  # seeds 0..99: how often each first token is drawn
 GENERATION = "gpt_generation"  # session state: the last generation (its request, its tokens, whether it finished)
 
 
@@ -78,6 +84,7 @@ def next_token_section(t, prompt: Prompt) -> Knobs:
     _explain(t, "next_explain", vocab=f"{model()[0].config.vocab:,}")
     share = distribution(prompt.ids, Knobs(1.0, 0, 1.0))["top_share"]
     answer = 1 if share > 0.5 else (2 if share > 0.1 else 3)
+    answer_for("gpt_next_predict", prompt.ids)  # a new prompt asks again
     if not predict_then_reveal(t, S, 3, answer, key="gpt_next_predict"):
         return Knobs(1.0, 0, 1.0)
     setting = knobs(t)
@@ -88,9 +95,21 @@ def next_token_section(t, prompt: Prompt) -> Knobs:
                             value_label=t(f"{S}.probability")), key="gpt_next_bars")
     st.markdown(t(f"{S}.next_numbers", token=md_escape(labels[0]), p=f"{d['plain'][0]:.1%}",
                   p_knobbed=f"{d['knobbed'][0]:.1%}", h_plain=f"{d['h_plain']:.2f}", h_knobbed=f"{d['h_knobbed']:.2f}",
-                  kept=f"{d['kept']:,}", vocab=f"{d['vocab']:,}"))
+                  kept=f"{d['kept']:,}", vocab=f"{d['vocab']:,}",
+                  choices=f"{gpt_heads.equally_likely(d['h_plain']):,.1f}",
+                  choices_knobbed=f"{gpt_heads.equally_likely(d['h_knobbed']):,.1f}"))
     _explain(t, "knobs_explain")
+    table = {t(f"{S}.col_rank"): list(range(1, len(labels) + 1)), t(f"{S}.col_token"): labels,
+             t(f"{S}.col_id"): d["top"], t(f"{S}.model_probs"): d["plain"], t(f"{S}.knob_probs"): d["knobbed"]}
+    csv_download(t(f"{S}.csv_next"), pd.DataFrame(table), "gpt_next_token.csv", key="gpt_next_csv")
     return setting
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def first_draws(ids: tuple[int, ...], knobs: Knobs) -> tuple[int, ...]:
+    """-> the first token each seed 0..SEEDS-1 draws for this prompt and these knobs (as the generation server)."""
+    probs = sampling_probs(prompt_pass(ids).last_logits, **knobs.sampling())
+    return tuple(int(i) for i in gpt_heads.first_draws(probs, range(SEEDS)))
 
 
 # ---------------------------------------------------------------- generation
@@ -121,6 +140,18 @@ def _show(out, prompt: Prompt, made: list[tuple[int, float]]) -> None:
     out.code(decode(prompt.ids + tuple(i for i, _ in made)), language=None, wrap_lines=True)
 
 
+def _seed_caption(t, request: Request, made: list[tuple[int, float]]) -> None:
+    """How often each seed's first draw is the commonest first token: the seed's draw next to what is typical."""
+    if not made:
+        return
+    draws = first_draws(request.ids, request.knobs)
+    common = max(set(draws), key=lambda i: (draws.count(i), -i))
+    probs = sampling_probs(prompt_pass(request.ids).last_logits, **request.knobs.sampling())
+    token, drawn = shown_tokens([common, made[0][0]])
+    st.caption(t(f"{S}.gen_seeds", seeds=SEEDS, last=SEEDS - 1, token=md_escape(token), count=draws.count(common),
+                 p=percent(float(probs[common])), seed=request.seed, drawn=md_escape(drawn), p_drawn=percent(made[0][1])))
+
+
 def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     """Generate (seeded, streamed token by token) and Stop; the tokens made, each with the probability it had."""
     st.subheader(t(f"{S}.gen_title"))
@@ -129,7 +160,7 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     # kept over a visit to another page, so the generation the learner left is the one shown on return
     new_tokens = c_n.slider(t(f"{S}.new_tokens"), 1, MAX_NEW_TOKENS, 20, key="gpt_new_tokens", bind="query-params",
                             persist_state="session")
-    seed = c_seed.number_input(t("common.seed"), 0, 9999, 0, key="gpt_seed", bind="query-params",
+    seed = c_seed.number_input(t("common.seed"), 0, 9999, DEFAULT_SEED, key="gpt_seed", bind="query-params",
                                persist_state="session")
     go = c_go.button(t(f"{S}.generate"), key="gpt_generate", type="primary", icon=":material/play_arrow:")
     c_stop.button(t(f"{S}.stop"), key="gpt_stop", icon=":material/stop:")  # its click's rerun ends the stream
@@ -159,15 +190,20 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
         st.warning(t(f"{S}.gen_error", detail=md_escape(run["error"])))
     elif run["finished"]:
         st.caption(t(f"{S}.gen_done", n=len(made), seed=request.seed))
+        _seed_caption(t, request, made)
         if len(made) < request.new_tokens:  # the server stops at the end of an answer
             st.caption(t(f"{S}.gen_eos", n=len(made)))
     else:  # Stop, another click or a page change ended the run before its last token
         st.warning(t(f"{S}.gen_stopped", n=len(made), total=request.new_tokens), icon=":material/stop_circle:")
     if made:
-        table = pa.table({t(f"{S}.col_step"): list(range(1, len(made) + 1)),
-                          t(f"{S}.col_token"): shown_tokens([i for i, _ in made]),
-                          t(f"{S}.probability"): [round(p, 4) for _, p in made]})
+        steps, tokens = list(range(1, len(made) + 1)), shown_tokens([i for i, _ in made])
+        # shown as text: a drawn token never reads "0" (4e-05 is 0.004 %); the CSV keeps the exact numbers
+        table = pa.table({t(f"{S}.col_step"): steps, t(f"{S}.col_token"): tokens,
+                          t(f"{S}.probability"): [percent(p) for _, p in made]})
         data_table(table, hide_index=True, key="gpt_gen_table")
         probs = np.array([p for _, p in made])
-        st.caption(t(f"{S}.gen_probs", low=f"{probs.min():.1%}", high=f"{probs.max():.1%}",
+        st.caption(t(f"{S}.gen_probs", low=percent(float(probs.min())), high=percent(float(probs.max())),
                      below=int((probs < 0.5).sum()), n=len(made)))
+        csv = pd.DataFrame({t(f"{S}.col_step"): steps, t(f"{S}.col_token"): tokens,
+                            t(f"{S}.col_id"): [i for i, _ in made], t(f"{S}.probability"): probs})
+        csv_download(t(f"{S}.csv_generated"), csv, "gpt_generated.csv", key="gpt_gen_csv")

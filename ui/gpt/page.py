@@ -46,6 +46,9 @@ class GPTTexts:
     copy_template: str
     japanese: str
     sizes: tuple[tuple[str, float], ...]  # (name, published parameter count) of larger GPTs
+    first_referent: tuple[str, ...] = ()  # more last words that fit the first noun (as the text's own last word)
+    second_referent: tuple[str, ...] = ()  # more that fit the second (as other_word)
+    question: str = ""  # asked after the sentence: which noun the model names
 
 
 def _validate(data: dict, check) -> GPTTexts:
@@ -64,7 +67,16 @@ def _validate(data: dict, check) -> GPTTexts:
                     check.text(copy, "default_name", "copy"),
                     template, check.text(check.get(data, "japanese", dict), "text", "japanese"),
                     tuple((check.text(s, "name", f"sizes[{i}]"), check.get(s, "parameters", float, f"sizes[{i}]"))
-                          for i, s in enumerate(check.table_list(data, "sizes"))))
+                          for i, s in enumerate(check.table_list(data, "sizes"))),
+                    _words(check, minimal_pair, "first_referent"), _words(check, minimal_pair, "second_referent"),
+                    pair_text("question"))
+
+
+def _words(check, table: dict, key: str) -> tuple[str, ...]:
+    words = check.get(table, key, list, "minimal_pair")
+    if not words or not all(isinstance(w, str) and w.strip() == w and w and " " not in w for w in words):
+        check.fail(f"minimal_pair.{key}", "must be a list of single words")
+    return tuple(words)
 
 
 @st.cache_data(show_spinner=False)
@@ -140,8 +152,10 @@ def model_or_message(t) -> bool:
 
 
 def formula() -> str:
-    return (r"A^{(\ell, h)}_{ij} = \mathrm{softmax}_j\!\left(\frac{q^{(\ell, h)}_i \cdot k^{(\ell, \lfloor h/3 \rfloor)}_j}"
-            r"{\sqrt{64}} + M_{ij}\right),\qquad p(x_{n+1} = w) = \mathrm{softmax}_w\!\left(\frac{z_w}{T}\right)")
+    # RoPE: the query and key are turned by their position's rotation R_i, so the score depends on i - j only
+    return (r"A^{(\ell, h)}_{ij} = \mathrm{softmax}_j\!\left(\frac{(R_i\, q^{(\ell, h)}_i) \cdot "
+            r"(R_j\, k^{(\ell, \lfloor h/3 \rfloor)}_j)}{\sqrt{64}} + M_{ij}\right),\qquad "
+            r"p(x_{n+1} = w) = \mathrm{softmax}_w\!\left(\frac{z_w}{T}\right)")
 
 
 # ---------------------------------------------------------------- how tokens are shown
@@ -169,6 +183,39 @@ def shown_tokens(ids) -> list[str]:
     return [shown_token(int(i)) for i in ids]
 
 
+def token_list(tokens) -> str:
+    """Shown tokens -> Markdown: each token in a code span of its own, so no separator can be mistaken for a token
+    (a "|" token stays one chip) and the token's characters are shown literally (no Markdown, no HTML). A token holding
+    backticks gets a longer fence (CommonMark)."""
+    def chip(token: str) -> str:
+        longest = max((len(run) for run in "".join(c if c == "`" else " " for c in token).split()), default=0)
+        fence = "`" * (longest + 1)
+        pad = " " if token.startswith("`") or token.endswith("`") else ""
+        return f"{fence}{pad}{token}{pad}{fence}"
+
+    return " ".join(chip(tok) for tok in tokens)
+
+
+def percent(p: float) -> str:
+    """A probability as a percentage that never reads 0 for a token that was drawn: 77.2 %, 0.43 %, 0.0041 %
+    (two significant digits below 1 %); exactly 0 only when it is 0."""
+    if p == 0:
+        return "0 %"
+    if p >= 0.01:
+        return f"{p * 100:.1f} %"
+    return f"{p * 100:.2g} %" if p >= 1e-6 else f"{p * 100:.1e} %"
+
+
+def answer_for(key: str, subject) -> None:
+    """Call before a prediction ``key`` whose answer depends on ``subject`` (the prompt's ids): an answer given for
+    another subject is cleared, so a new prompt asks again instead of revealing what the learner never predicted."""
+    mark = f"{key}__for"
+    if st.session_state.get(mark) != subject:
+        if st.session_state.get(key) is not None:
+            st.session_state[key] = None
+        st.session_state[mark] = subject
+
+
 # ---------------------------------------------------------------- the model, said plainly
 
 def model_card(t) -> None:
@@ -176,15 +223,29 @@ def model_card(t) -> None:
     config = weights.config
     params = parameter_count(weights)
     biggest, biggest_params = texts().sizes[-1]
-    st.info(t(f"{S}.model_card", params=f"{params / 1e6:.1f}", layers=config.n_layer, heads=config.n_head,
+    st.info(t(f"{S}.model_card", params=count_text(t.lang, params), layers=config.n_layer, heads=config.n_head,
               kv_heads=config.n_kv_head, quant=QUANTISATION, biggest=biggest.split(" (")[0],
-              biggest_params=f"{biggest_params / 1e9:,.0f}",
+              biggest_params=count_text(t.lang, biggest_params),
               ratio=f"{biggest_params / params:,.0f}"),
             icon=":material/memory:")
     names = [t(f"{S}.this_model")] + [name for name, _ in texts().sizes]
-    show_plotly(figure_spec(model_sizes, names, [params] + [p for _, p in texts().sizes], title=t(f"{S}.sizes_title"),
-                            value_label=t(f"{S}.parameters")), key="gpt_sizes")
+    counts = [params] + [p for _, p in texts().sizes]
+    show_plotly(figure_spec(model_sizes, names, counts, title=t(f"{S}.sizes_title"),
+                            value_label=t(f"{S}.parameters"), value_text=[count_text(t.lang, c) for c in counts]),
+                key="gpt_sizes")
     st.caption(t("common.read_the_code", path=READABLE_CODE))
+
+
+def count_text(lang: str, n: float) -> str:
+    """A parameter count as the page's language reads it: English 134.5 million / 175 billion; Japanese in 億 and 万
+    (1億3,452万, 1,750億), never 134.5 百万 or 175 B."""
+    n = int(round(n))
+    if lang == "ja":
+        oku, man = divmod(int(round(n / 1e4)), 10_000)  # rounded to 万
+        return (f"{oku:,}億" if oku else "") + (f"{man:,}万" if man else "") or f"{n:,}"
+    if n >= 1e9:
+        return f"{n / 1e9:,.1f}".removesuffix(".0") + " billion"
+    return f"{n / 1e6:,.1f}".removesuffix(".0") + " million"
 
 
 READABLE_CODE = "attention_core/gpt/model.py"  # the forward pass a learner reads: one function per step, shapes in comments
@@ -220,7 +281,7 @@ def prompt_picker(t) -> Prompt | None:
         st.warning(t(f"{S}.cut", n=len(ids), limit=MAX_PROMPT_TOKENS))
         ids = ids[:MAX_PROMPT_TOKENS]
     tokens = tuple(shown_tokens(ids))
-    st.caption(t(f"{S}.tokens", n=len(ids), tokens=" | ".join(md_escape(tok) for tok in tokens)))
+    st.caption(t(f"{S}.tokens", n=len(ids), tokens=token_list(tokens)))
     if "<|" in text:
         st.caption(t(f"{S}.control_lookalike"))
     if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
@@ -247,9 +308,9 @@ def japanese_section(t) -> None:
     facts = japanese_facts()
     english_text = texts().presets[0][1]
     st.markdown(t(f"{S}.ja_numbers", text=facts["text"], chars=facts["chars"], bytes=facts["bytes"],
-                  n=len(facts["ids"]), tokens=" | ".join(md_escape(tok) for tok in shown_tokens(facts["ids"]))))
+                  n=len(facts["ids"]), tokens=token_list(shown_tokens(facts["ids"]))))
     st.caption(t(f"{S}.ja_round_trip", chars=facts["chars"], n=len(facts["ids"]), english=len(encode(english_text)),
                  english_text=english_text, words=len(english_text.split()))
                if facts["round_trip"] else t(f"{S}.ja_no_round_trip"))
-    st.markdown(t(f"{S}.ja_next", tokens=" | ".join(md_escape(tok) for tok in shown_tokens(facts["top"]))))
+    st.markdown(t(f"{S}.ja_next", tokens=token_list(shown_tokens(facts["top"]))))
     _explain(t, "ja_explain")
