@@ -9,7 +9,7 @@ from streamlit.errors import StreamlitAPIException
 
 from ui.shared.common import (BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, keep_what_is_read, md_escape,
                               render_error_boundary, translator)
-from ui.shared.display import page_style, presenter_style
+from ui.shared.display import page_style, presenter_style, touch_probe
 from ui.shared.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
 from ui.shared.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from ui.shared.streamlit_compat import FragmentHandledException
@@ -42,6 +42,7 @@ with st.sidebar:
     with st.container(key="lang_param", height=1, width=1, border=False):
         st.text_input("lang", value=DEFAULT_LANGUAGE, max_chars=8, key="lang", bind="query-params",
                       label_visibility="collapsed")
+        touch_probe()  # (the browser says whether its pointer is a finger: an iPad calls itself a Mac)
     st.html("<style>.st-key-lang_param { display: none; }</style>")
     if st.session_state.get("language") != current_lang():  # a link, Back/Forward: the picker follows the URL
         st.session_state.language = current_lang()

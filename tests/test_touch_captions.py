@@ -71,3 +71,24 @@ def test_a_phone_gets_the_touch_caption_and_a_desktop_the_original(section, lang
     assert find_sentence(texts(phone), f"{key}_touch", lang) == fields  # the same numbers, only the instruction differs
     assert find_sentences(texts(phone), key, lang) == []
     assert hover_texts(phone, lang) == []
+
+
+def test_what_the_browser_reports_decides_touch_and_the_user_agent_only_before(monkeypatch):
+    """Issue 33: iPad Safari sends a Mac's User-Agent. The frame's probe (display.touch_probe) stores what the browser
+    reports about its pointer; that decides, and the User-Agent only before a report (the session's first run,
+    AppTests). The browser side is held by tests/browser/test_class_edges.py (an emulated iPad)."""
+    class Context:
+        def __init__(self, agent):
+            self.headers = {"User-Agent": agent}
+
+    mac = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15"
+    iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
+    state: dict = {}
+    monkeypatch.setattr(display.st, "session_state", state)
+    for agent, reported, expected in ((mac, None, False), (iphone, None, True), (mac, True, True),
+                                      (iphone, False, False), (mac, False, False)):
+        monkeypatch.setattr(display.st, "context", Context(agent))
+        state.clear()
+        if reported is not None:
+            state[display.TOUCH_PROBE] = {"touch": reported}
+        assert display.on_touch_device() is expected, (agent[:30], reported)

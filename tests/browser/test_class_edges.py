@@ -176,3 +176,44 @@ def test_the_270_maps_have_projector_labels_in_presenter_mode(browser, app_url):
         assert projector.evaluate(SIDEWAYS_JS) <= 1
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------- item 4: an iPad is a touch device
+
+# iPad Safari (iPadOS 13 on) sends the User-Agent of a Mac's Safari: only what the browser can do tells it apart
+IPAD_AS_MAC_UA = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+                  "Version/17.4 Safari/605.1.15")
+
+
+@pytest.mark.parametrize("url_path", ["self-attention", "causal"])
+def test_a_swipe_over_a_chart_on_an_ipad_scrolls_the_page(browser, app_url, url_path):
+    from tests.browser.test_phone import AXIS_RANGES, SCROLL_TOP, swipe_up
+
+    context = browser.new_context(viewport={"width": 820, "height": 1180}, has_touch=True, device_scale_factor=2,
+                                  user_agent=IPAD_AS_MAC_UA)
+    try:
+        ipad = new_page(context)
+        ipad.cdp = context.new_cdp_session(ipad)
+        open_page(ipad, app_url, url_path)
+        # the browser reported its touch screen: the page ran again and drew its charts for touch (no drag mode)
+        ipad.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].length > 0 && "
+                               "[...document.querySelectorAll('.js-plotly-plot')].every(p => p._fullLayout && "
+                               "p._fullLayout.dragmode === false)", timeout=60_000)
+        wait_for_app(ipad)
+        chart = ipad.locator(".js-plotly-plot").first
+        chart.scroll_into_view_if_needed()
+        box = chart.bounding_box()
+        ranges, top = ipad.evaluate(AXIS_RANGES, 0), ipad.evaluate(SCROLL_TOP)
+        swipe_up(ipad, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6, 260)
+        assert ipad.evaluate(SCROLL_TOP) - top > 40, "the swipe did not scroll the page"
+        assert ipad.evaluate(AXIS_RANGES, 0) == ranges, "the swipe zoomed the chart"
+        assert ipad.locator(".modebar-container .modebar").count() == 0  # no toolbar over the titles
+    finally:
+        context.close()
+
+
+def test_a_computer_without_touch_keeps_its_chart_tools(page, app_url):
+    open_page(page, app_url, "self-attention")  # (the page fixture: 1400 x 1000, no touch, Chromium's own agent)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    wait_for_app(page)
+    assert page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.dragmode") not in (False, None)

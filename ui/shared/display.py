@@ -192,10 +192,47 @@ def model_view_px(heads: int, tokens: int) -> dict[str, int]:
 
 
 _TOUCH_AGENTS = ("Mobi", "Android", "iPhone", "iPad")
+TOUCH_PROBE = "touch_probe"  # the session-state key of what the browser reported (touch_probe)
+# What the browser can do, not what it calls itself: a primary pointer that is a finger. (iPad Safari sends a Mac's
+# User-Agent, so the agent alone took an iPad for a computer and a swipe over a chart zoomed it.) The browser reports
+# only when the page's belief (data.touch) is wrong: a computer and a phone cost no extra run, an iPad one.
+_TOUCH_JS = """export default function(component) {
+  const { setStateValue, data } = component;
+  const touch = window.matchMedia('(pointer: coarse)').matches;
+  if (touch !== data.touch) setStateValue('touch', touch);
+}"""
+_touch_component = None
+
+
+def touch_probe() -> None:
+    """Mount the invisible probe through which the browser reports whether its pointer is a finger (CSS media query
+    ``(pointer: coarse)``); the frame calls it on every run, before the page. A report reruns the app once, and from
+    then on ``on_touch_device`` answers with it."""
+    global _touch_component
+    if _touch_component is None:
+        from streamlit.components.v2 import component
+
+        _touch_component = component(TOUCH_PROBE, js=_TOUCH_JS)
+    _touch_component(key=TOUCH_PROBE, data={"touch": on_touch_device()}, on_touch_change=lambda: None,
+                     width=1, height=1)
+
+
+def _reported_touch() -> bool | None:
+    try:
+        state = st.session_state.get(TOUCH_PROBE)
+    except Exception:  # noqa: BLE001 - no session (bare mode)
+        return None
+    touch = state.get("touch") if hasattr(state, "get") else None
+    return touch if isinstance(touch, bool) else None
 
 
 def on_touch_device() -> bool:
-    """True for a phone or tablet browser (its User-Agent), where a swipe over a chart must scroll the page."""
+    """True for a phone or tablet, where a swipe over a chart must scroll the page: what the browser reported
+    (``touch_probe``: a coarse pointer, so also an iPad that calls itself a Mac), else, before it has (the session's
+    first run; AppTests, which run no browser code), its User-Agent."""
+    reported = _reported_touch()
+    if reported is not None:
+        return reported
     try:
         agent = st.context.headers.get("User-Agent", "") or ""
     except Exception:  # noqa: BLE001 - no request (bare mode, tests): not a phone
