@@ -202,12 +202,25 @@ def test_every_text_box_survives_bad_text(setup, case):
             assert_nothing_broken(at)
 
 
+SHARED_TEXT_BOX = "preset_or_own_text"  # ui.shared.common's preset-or-own picker: its box is "<key>_text"
+
+
 def text_box_keys_in_code() -> set[str]:
-    """The key= of every st.text_input / st.text_area call in the pages, ui/ and the frame."""
+    """The key= of every st.text_input / st.text_area call in the pages, ui/ and the frame, and "<key>_text" of every
+    call of the shared picker (whose own text box takes its key from the caller)."""
     keys = set()
     for path in CODE_FILES:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("text_input", "text_area"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inside_picker = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == SHARED_TEXT_BOX
+                         for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            if getattr(node.func, "id", getattr(node.func, "attr", "")) == SHARED_TEXT_BOX:
+                key = node.args[2] if len(node.args) > 2 else next(k.value for k in node.keywords if k.arg == "key")
+                assert isinstance(key, ast.Constant), f"{path.name}:{node.lineno}: the picker needs a literal key"
+                keys.add(f"{key.value}_text")
+            elif getattr(node.func, "attr", "") in ("text_input", "text_area") and id(node) not in inside_picker:
                 key = next((k.value for k in node.keywords if k.arg == "key"), None)
                 assert isinstance(key, ast.Constant), f"{path.name}:{node.lineno}: a text box needs a literal key"
                 keys.add(key.value)
