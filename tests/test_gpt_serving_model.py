@@ -62,6 +62,6 @@ def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sa
             assert prob == pytest.approx(gpt_sampling.sampling_probs(logits, **settings_)[token], abs=1e-4)
             logits = gpt.decode_step(weights, [cache], [token])[0]
         assert len(result) == 6 or result[-1][0] in (0, 2)
-    assert server.batch_sizes[1] == 3  # they shared steps
+    assert 3 in server.batch_sizes  # they shared steps (after any prompts that arrived late had a step of their own)
     wait_for(lambda: not server.running())
     assert generation_threads() == []
