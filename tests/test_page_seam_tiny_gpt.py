@@ -69,7 +69,7 @@ def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, referen
     at.radio(key="tiny_control_predict").set_value(3).run(timeout=600)
     at.radio(key="tiny_knockout_predict").set_value(2).run(timeout=600)
     assert_clean(at)
-    run, control = (shared_runs().get((Config(n_layer=n), 0)) for n in (2, 1))  # the runs drawn: for their weights
+    run, control = (shared_runs().get((Config(n_layer=n), 0, True)) for n in (2, 1))  # the runs drawn: their weights
 
     # the loss curves: every 25 steps to 1,500; three snapshots recomputed from their weights
     fig = figure(at, "tiny_loss_chart")

@@ -98,7 +98,7 @@ def test_the_seed_section_shows_each_seeds_formed_step(cache, monkeypatch):
                              zip(seqs.tokens, seqs.offset, seqs.period) for t in range(o + r + 1, len(row))]))
     want = []
     for seed in range(3):
-        run = ui.tiny_gpt.shared_runs().get((Config(), seed))  # the runs the page drew (their curves: the seam test)
+        run = ui.tiny_gpt.shared_runs().get((Config(), seed, True))  # the runs the page drew (curves: the seam test)
         ok = (run.induction[:, 1].max(axis=-1) >= 0.4) & (run.loss_repeated < plateau / 2)
         want.append(int(run.steps[np.argmax(ok)]))
         assert ok.any()
@@ -126,25 +126,42 @@ def test_a_learners_own_run_waits_for_its_button_and_stays_off_the_disk(cache):
     assert len(curves["repeated tokens"]) == 61
     assert not cache.exists() or not any(cache.iterdir())  # an own run lives in memory only
     texts_shown = " ".join(texts(at))
-    assert "1 layer(s) × 1 head(s), seed 7, learning rate 0.03" in figure(at, "tiny_loss_chart")["layout"]["title"]["text"]
+    title = figure(at, "tiny_loss_chart")["layout"]["title"]["text"]
+    assert "1 layer(s) × 1 head(s), seed 7, learning rate 0.03" in title
     assert strings("en")["tiny_gpt.control_is_this"] in texts_shown
     assert strings("en")["tiny_gpt.knockout_one_layer"] in texts_shown
 
 
 @pytest.mark.pages
-@pytest.mark.parametrize("query", [
-    {"tiny_layers": "2", "tiny_heads": "1", "tiny_seed": str(MAX_SEED), "tiny_rate": "0.003"},
-    {"tiny_layers": "1", "tiny_heads": "2", "tiny_seed": "0", "tiny_rate": "0.03"},
-    {"tiny_layers": "3", "tiny_heads": "0", "tiny_rate": "7"},  # not options: the defaults, with a notice
+@pytest.mark.parametrize("query, own", [
+    ({"tiny_layers": "2", "tiny_heads": "1", "tiny_seed": str(MAX_SEED), "tiny_rate": "0.003"}, True),
+    ({"tiny_layers": "1", "tiny_heads": "2", "tiny_seed": "0", "tiny_rate": "0.03"}, True),
+    ({"tiny_seed": "5"}, True),  # the default model, a seed the page does not offer: the learner's own run
+    ({"tiny_layers": "1", "tiny_heads": "1", "tiny_seed": "2"}, False),  # offered: no button
+    ({"tiny_layers": "3", "tiny_heads": "0", "tiny_rate": "7"}, False),  # not options: the defaults, with a notice
 ])
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_every_control_at_its_ends_shows_a_message_not_a_traceback(query, lang, cache):
+def test_every_control_at_its_ends_shows_a_message_not_a_traceback(query, own, lang, cache):
     at = open_page("tiny_gpt", lang, query=query)
     assert_clean(at)
-    if query["tiny_layers"] == "3":
-        assert at.opening_toasts  # the link's values it could not use are reported
-        assert not [b for b in at.button if b.key == "tiny_train"]  # the defaults are offered: no Train button
-    elif query["tiny_seed"] == "0":
-        assert at.button(key="tiny_train")  # learning rate 0.03 is no offered setting
-    else:
-        assert at.button(key="tiny_train") and at.number_input(key="tiny_seed").value == MAX_SEED
+    buttons = [b for b in at.button if b.key == "tiny_train"]
+    assert len(buttons) == (1 if own else 0)
+    assert bool([r for r in at.radio if r.key == "tiny_curves_predict"]) == (not own)  # the page waits for it
+    assert at.number_input(key="tiny_seed").value == int(query.get("tiny_seed", "0"))
+    assert bool(at.opening_toasts) == (query.get("tiny_layers") == "3")  # unusable link values are reported
+
+
+@pytest.mark.pages
+def test_the_control_of_a_learners_own_run_is_a_long_action_too(cache):
+    at = open_page("tiny_gpt", "en", query={"tiny_heads": "1", "tiny_seed": "7"}, timeout=900)
+    at.button(key="tiny_train").click().run(timeout=900)
+    at.radio(key="tiny_curves_predict").set_value(2).run(timeout=900)
+    assert_clean(at)
+    assert at.button(key="tiny_train_control") and not [r for r in at.radio if r.key == "tiny_control_predict"]
+    at.button(key="tiny_train_control").click().run(timeout=900)
+    at.radio(key="tiny_control_predict").set_value(3).run(timeout=900)
+    assert_clean(at)
+    said = find_sentence(texts(at), "tiny_gpt.control_numbers", "en")
+    one_layer = {tr["name"]: decode_array(tr["y"]) for tr in figure(at, "tiny_control_chart")["data"]}["1 layer"]
+    assert number(said["loss"]) == pytest.approx(one_layer[-1], abs=0.005)
+    assert not [b for b in at.button if b.key == "tiny_train_control"]  # trained: kept for the session's next runs

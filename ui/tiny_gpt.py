@@ -2,11 +2,11 @@
 sessions, and the sections that show them: the loss curves and the heads' scores, the attention maps at a step, the
 one-layer control, heads switched off, the phase change over seeds, and the bridge to lesson 9.
 
-Runs: the settings the page offers by default (layers 1-2 x heads 1-2 x seeds 0-2, learning rate 0.01, and the
-seeds of the seed section) are trained once per machine and kept on disk (attention_core.tiny_gpt.store); any other
-setting is the learner's own run, trained when they press the button and kept in memory. Either way one run per
-setting at a time (single flight): a second session asking for a run in progress follows its progress bar. A run
-trains in the script thread of the session that started it, so a learner who leaves (another page, a closed tab, a
+Runs: the settings the page offers by default (layers 1-2 x heads 1-2 x seeds 0-2, learning rate 0.01, and, without
+snapshots, the seeds of the seed section) are trained once per machine and kept on disk (attention_core.tiny_gpt.store);
+any other setting is the learner's own run, trained when they press the button and kept in memory. Either way one
+run per setting at a time (single flight): a second session asking for a run in progress follows its progress bar. A
+run trains in the script thread of the session that started it, so a learner who leaves (another page, a closed tab, a
 changed control) stops it at its next progress update: no thread is left running and nothing half-done is kept.
 """
 
@@ -105,14 +105,20 @@ def shared_runs() -> SharedRuns:
 
 def is_offered(config: Config, seed: int) -> bool:
     """A setting the page offers by default (kept on disk) rather than a learner's own run."""
-    default_config = replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head) == config
-    return default_config and (seed in DEFAULT_SEEDS or (config == DEFAULT and seed < SEEDS))
+    return replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head) == config and seed in DEFAULT_SEEDS
 
 
-def get_run(t, config: Config, seed: int, label: str) -> Run:
-    """The run of (config, seed): from memory, from disk, or trained now under a progress bar."""
+def is_ready(config: Config, seed: int) -> bool:
+    """The run of (config, seed) with its snapshots needs no Train button: offered, or trained already."""
+    return is_offered(config, seed) or shared_runs().get((config, seed, True)) is not None
+
+
+def get_run(t, config: Config, seed: int, label: str, snapshots: bool = True) -> Run:
+    """The run of (config, seed): from memory, from disk, or trained now under a progress bar. Without snapshots:
+    the seed section's runs of the default configuration (on disk too, a few kB each)."""
     store = shared_runs()
-    key = (config, seed)
+    snapshots = snapshots or seed in DEFAULT_SEEDS  # (an offered run with snapshots serves the seed section too)
+    key = (config, seed, snapshots)
     done = store.get(key)
     if done is not None:
         return done
@@ -126,13 +132,13 @@ def get_run(t, config: Config, seed: int, label: str) -> Run:
         store.progress[key] = step
         show(step)
 
-    if is_offered(config, seed):
-        snapshots = seed in DEFAULT_SEEDS
+    on_disk = is_offered(config, seed) or not snapshots
+    if on_disk:
         compute = lambda: cached_run(config, seed, EVERY, snapshots, progress)  # noqa: E731
     else:
         compute = lambda: train(config, seed, EVERY, progress)  # noqa: E731
     st.session_state["tiny_stopped"] = label  # still here on the next run only if this one never finished
-    run = store.run(key, compute, not is_offered(config, seed), show)
+    run = store.run(key, compute, not on_disk, show)
     del st.session_state["tiny_stopped"]
     bar.empty()
     return run
@@ -179,7 +185,7 @@ def controls(t) -> tuple[Config, int] | None:
     stopped = st.session_state.pop("tiny_stopped", None)
     if stopped is not None:  # a run this session started was stopped (a control changed, another page) before its end
         st.warning(t(f"{S}.stopped", what=stopped), icon=":material/stop_circle:")
-    if is_offered(config, seed) or shared_runs().get((config, seed)) is not None:
+    if is_ready(config, seed):
         return config, seed
     st.info(t(f"{S}.own_run", steps=f"{config.steps:,}"), icon=":material/model_training:")
     if not st.button(t(f"{S}.train"), key="tiny_train", icon=":material/play_arrow:"):
@@ -197,10 +203,11 @@ def describe_run(t, config: Config, seed: int) -> str:
 def curves_section(t, config: Config, seed: int) -> Run | None:
     st.subheader(t(f"{S}.curves_title"))
     explanation(t(f"{S}.curves_explain", steps=f"{config.steps:,}", batch=config.batch_size, n=config.seq_len))
-    answer = lambda: 2 if formed_at(get_run(t, config, seed, describe_run(t, config, seed))) is not None else 3  # noqa: E731
+    label = describe_run(t, config, seed)
+    answer = lambda: 2 if formed_at(get_run(t, config, seed, label)) is not None else 3  # noqa: E731
     if not predict_then_reveal(t, f"{S}.curves", 3, answer, key="tiny_curves_predict"):
         return None
-    run = get_run(t, config, seed, describe_run(t, config, seed))
+    run = get_run(t, config, seed, label)
     _, plateau = evaluation(config)
     formed = formed_at(run)
     show_plotly(figure_spec(step_lines, run.steps, {t(f"{S}.repeated"): run.loss_repeated,
@@ -276,9 +283,10 @@ def control_section(t, run: Run) -> None:
         return
     control_config = replace(config, n_layer=1)
     label = describe_run(t, control_config, run.seed)
-    offered = is_offered(control_config, run.seed) or shared_runs().get((control_config, run.seed)) is not None
-    if not offered and not st.button(t(f"{S}.train_control"), key="tiny_train_control", icon=":material/play_arrow:"):
-        return
+    if not is_ready(control_config, run.seed):  # the learner's own setting: its control is a long action too
+        if not st.button(t(f"{S}.train_control"), key="tiny_train_control", icon=":material/play_arrow:"):
+            return
+        get_run(t, control_config, run.seed, label)
     answer = lambda: 3 if formed_at(get_run(t, control_config, run.seed, label)) is None else 1  # noqa: E731
     if not predict_then_reveal(t, f"{S}.control", 3, answer, key="tiny_control_predict", steps=f"{config.steps:,}"):
         return
@@ -338,7 +346,8 @@ def seeds_section(t) -> None:
     explanation(t(f"{S}.seeds_explain", seeds=SEEDS, steps=f"{DEFAULT.steps:,}"))
 
     def steps_found():
-        return [formed_at(get_run(t, DEFAULT, seed, describe_run(t, DEFAULT, seed))) for seed in range(SEEDS)]
+        return [formed_at(get_run(t, DEFAULT, seed, describe_run(t, DEFAULT, seed), snapshots=False))
+                for seed in range(SEEDS)]
 
     def answer() -> int:
         found = steps_found()
