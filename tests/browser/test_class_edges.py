@@ -217,3 +217,34 @@ def test_a_computer_without_touch_keeps_its_chart_tools(page, app_url):
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     wait_for_app(page)
     assert page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.dragmode") not in (False, None)
+
+
+# ---------------------------------------------------------------- item 7: labels cut, run together or covered
+
+# Every text a Plotly chart drew (bar labels, cell numbers, titles, legend) that runs past the chart's own box (cut
+# off on screen) -> [text, ...]
+CUT_TEXTS_JS = """(root) => { const svg = root.querySelector('svg.main-svg'); const b = svg.getBoundingClientRect();
+  return [...root.querySelectorAll('svg text')].filter(t => t.textContent.trim()).filter(t => {
+    const r = t.getBoundingClientRect();
+    return r.width > 0 && (r.left < b.left - 1 || r.right > b.right + 1); }).map(t => t.textContent); }"""
+
+
+@pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+def test_the_model_size_labels_are_whole(browser, app_url, viewport):
+    width, height = viewport
+    phone = width < 600
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone,
+                                  user_agent=PHONE_UA if phone else None)
+    try:
+        pg = new_page(context)
+        open_page(pg, app_url, "gpt", "lang=en", timeout=300_000)
+        chart = pg.locator(".st-key-gpt_sizes .js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        pg.wait_for_function("() => document.querySelectorAll('.st-key-gpt_sizes .bartext').length >= 3",
+                             timeout=60_000)
+        labels = pg.evaluate("() => [...document.querySelectorAll('.st-key-gpt_sizes .bartext')].map(t => t.textContent)")
+        assert any("175" in label for label in labels), labels
+        cut = chart.evaluate(CUT_TEXTS_JS)
+        assert not [text for text in cut if text in labels], cut  # every bar's label whole (the title: see the report)
+    finally:
+        context.close()
