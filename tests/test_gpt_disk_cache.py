@@ -200,3 +200,23 @@ def test_the_decorator_keeps_a_functions_dataclass_on_disk(tmp_path, monkeypatch
     assert calls == [3, 4]  # facts(3) the second time came from disk
     assert isinstance(again, Facts) and again.top == (0, 1, 2) and again.scores.dtype == np.float32
     assert np.array_equal(again.scores, first.scores) and other.top == (0, 1, 2, 3)
+
+
+@pytest.mark.slow
+def test_building_the_float32_copy_reports_each_stage_and_every_tensor(tmp_path, monkeypatch):
+    from attention_core.gpt import weights
+
+    seen = []
+    real_report = weights._report
+    monkeypatch.setattr(weights, "_report", lambda *a: (seen.append(a), real_report(*a))[1])
+    weights.model_cache_dir(weights.gguf_path(), cache_root=tmp_path)  # a fresh folder: built now
+    stages = [s[0] for s in seen]
+    assert stages[:2] == ["hashing", "reading"] and stages[-2:] == ["writing", ""]
+    counts = [s[1:] for s in seen if s[0] == "dequantizing"]
+    config = weights.GPTConfig()
+    total = 9 * config.n_layer + 2  # nine tensors a layer, the embedding and the final norm
+    assert counts == [(k, total) for k in range(1, total + 1)]  # every tensor, in order, out of the right total
+    assert weights.build_progress() == ("", 0, 0)  # nothing being built any more
+    seen.clear()
+    weights.model_cache_dir(weights.gguf_path(), cache_root=tmp_path)  # built: only the hash is checked
+    assert [s[0] for s in seen] == ["hashing", ""]
