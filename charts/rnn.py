@@ -69,6 +69,9 @@ def influence_chart(
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         "hovermode": "closest",
     }
+    if "title" in layout:  # the legend's row above the plot covered the title: the title goes above it, at the top
+        layout["margin"] = {**layout["margin"], "t": layout["margin"]["t"] + 40}
+        layout["title"] = {**layout["title"], "yref": "container", "yanchor": "top", "y": 1 - 10 / height}
     return figure(data, layout)
 
 

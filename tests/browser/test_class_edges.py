@@ -248,3 +248,27 @@ def test_the_model_size_labels_are_whole(browser, app_url, viewport):
         assert not [text for text in cut if text in labels], cut  # every bar's label whole (the title: see the report)
     finally:
         context.close()
+
+
+# The title's and the legend's boxes of one Plotly chart as drawn -> true when they overlap
+TITLE_UNDER_LEGEND_JS = """(root) => { const t = root.querySelector('.g-gtitle text'), l = root.querySelector('g.legend');
+  if (!t || !l) return null;
+  const a = t.getBoundingClientRect(), b = l.getBoundingClientRect();
+  return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom; }"""
+
+
+@pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+def test_the_summarys_lesson_1_legend_leaves_its_title_readable(browser, app_url, viewport):
+    width, height = viewport
+    phone = width < 600
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone,
+                                  user_agent=PHONE_UA if phone else None)
+    try:
+        pg = new_page(context)
+        open_page(pg, app_url, "summary", "lang=en", timeout=180_000)
+        chart = pg.locator(".st-key-summary_rnn .js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        pg.wait_for_function("() => !!document.querySelector('.st-key-summary_rnn g.legend')", timeout=60_000)
+        assert chart.evaluate(TITLE_UNDER_LEGEND_JS) is False
+    finally:
+        context.close()
