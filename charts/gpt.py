@@ -82,3 +82,19 @@ def model_sizes(names, parameters, *, title: str | None = None, value_label: str
                         xaxis={"type": "log", "title": {"text": value_label}, "range": [lo, top + 0.4 * (top - lo)]},
                         yaxis={"type": "category", "autorange": "reversed", "automargin": True})
     return figure([bars], lay)
+
+
+def induction_map(scores, row_labels, col_labels, threshold: float, *, mark_label: str = "", **heatmap) -> dict:
+    """scores: (L, H) each head's induction score -> lesson 9's heat map (charts.matrix.attention_heatmap, rows the
+    layers) with every head at or above ``threshold`` ringed: the threshold the page counts, marked on the map."""
+    from charts.matrix import attention_heatmap
+
+    fig = attention_heatmap(scores, row_labels, col_labels, **heatmap)
+    v = np.asarray(scores, dtype=np.float64)
+    layers, heads = np.nonzero(v >= threshold)
+    fig["data"].append({"type": "scatter", "mode": "markers", "name": mark_label, "x": [int(h) for h in heads],
+                        "y": [int(layer) for layer in layers], "showlegend": True,
+                        "marker": {"symbol": "circle-open", "size": 16, "color": THIRD, "line": {"width": 2}},
+                        "hoverinfo": "skip"})
+    fig["layout"]["legend"] = {"orientation": "h", "y": -0.08}
+    return fig

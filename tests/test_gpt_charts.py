@@ -61,3 +61,14 @@ def test_model_sizes_on_a_log_axis_with_this_model_highlighted():
     bars = fig["data"][0]
     assert fig["layout"]["xaxis"]["type"] == "log" and bars["marker"]["color"] == [ACCENT, SECOND, SECOND]
     assert bars["text"] == ["134.5 M", "1.5 B", "175.0 B"]
+
+
+def test_induction_map_rings_every_head_at_or_above_the_threshold():
+    from charts.gpt import induction_map
+
+    scores = np.array([[0.1, 0.31, 0.3], [0.29, 0.9, 0.0]])
+    fig = induction_map(scores, ["L0", "L1"], ["H0", "H1", "H2"], 0.3, mark_label="ringed")
+    marks = [tr for tr in fig["data"] if tr["type"] == "scatter"]
+    assert len(marks) == 1 and marks[0]["name"] == "ringed"
+    assert sorted(zip(marks[0]["y"], marks[0]["x"])) == [(0, 1), (0, 2), (1, 1)]  # (layer, head), written out
+    assert fig["data"][0]["type"] == "heatmap"

@@ -344,3 +344,14 @@ def uniform_loss(vocab: int) -> float:
 def equally_likely(entropy: float) -> float:
     """entropy in nats -> e^entropy: how many equally likely choices have that entropy (its perplexity)."""
     return float(np.exp(entropy))
+
+
+def random_first_token(ids, seed: int, vocab: int) -> list[int]:
+    """ids: (n,) -> (n,) the same ids with the first replaced by a seeded random ordinary token (ids FIRST_ORDINARY_ID
+    .. vocab - 1, never the first itself): the sink's control (is the weight on position 0 about the word?)."""
+    ids = [int(i) for i in ids]
+    rng = np.random.default_rng(seed)
+    while True:
+        token = int(rng.integers(FIRST_ORDINARY_ID, vocab))
+        if token != ids[0]:
+            return [token] + ids[1:]

@@ -19,8 +19,7 @@ from attention_core.gpt import disk_cache, heads
 from attention_core.gpt import model as gpt_model, weights as gpt_weights
 from attention_core.measure import head_stats
 from attention_core.gpt.sampling import greedy_continuation, sampling_probs
-from charts.gpt import grouped_bars, layer_profile
-from charts.matrix import attention_heatmap
+from charts.gpt import grouped_bars, induction_map, layer_profile
 from ui.shared.common import (MAX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
                               predict_then_reveal)
 from ui.shared.display import show_plotly
@@ -116,7 +115,20 @@ def sink_section(t, prompt: Prompt) -> None:
     st.markdown(t(f"{S}.sink_numbers", share=f"{share:.0%}", over=heads.heads_over(trained), heads=trained.size,
                   untrained=f"{float(control.mean()):.0%}", untrained_over=heads.heads_over(control), even=f"{even:.0%}",
                   token=md_escape(prompt.tokens[0])))
+    swapped, swapped_share = random_first(prompt.ids)
+    st.markdown(t(f"{S}.sink_random_first", token=md_escape(shown_tokens([swapped])[0]), share=f"{swapped_share:.0%}",
+                  original=f"{share:.0%}", even=f"{even:.0%}"))
     _explain(t, "sink_explain")
+
+
+SINK_CONTROL_SEED = 0  # the random first token of the sink's control
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def random_first(ids: tuple[int, ...]) -> tuple[int, float]:
+    """-> (the random token put first, the trained heads' mean weight on it): the sink with the word changed."""
+    swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, model()[0].config.vocab)
+    return swapped[0], float(heads.sink_share(gpt.forward(model()[0], swapped, all_logits=False).attention).mean())
 
 
 # ---------------------------------------------------------------- induction heads
@@ -177,8 +189,10 @@ def induction_section(t, prompt: Prompt | None = None) -> None:
         st.markdown(t(f"{S}.loss_paradox", first=f"{first:.1f}", u_first=f"{s.untrained_losses[0]:.1f}",
                       vocab=f"{vocab:,}", uniform=f"{uniform:.1f}"))
     layers, count = s.induction.shape
-    show_plotly(figure_spec(attention_heatmap, s.induction, [f"L{k}" for k in range(layers)],
-                            [f"H{k}" for k in range(count)], title=t(f"{S}.induction_map", sequences=s.sequences),
+    show_plotly(figure_spec(induction_map, s.induction, [f"L{k}" for k in range(layers)],
+                            [f"H{k}" for k in range(count)], STRONG,
+                            mark_label=t(f"{S}.induction_marks", threshold=STRONG, strong=s.strong),
+                            title=t(f"{S}.induction_map", sequences=s.sequences),
                             value_label=t(f"{S}.score"), axis_titles=(t(f"{S}.head"), t(f"{S}.layer")),
                             plot_width=420, height=26 * layers + 160), key="gpt_induction_map")  # a label per layer
     mean, low, high = s.picked_score

@@ -27,7 +27,7 @@ from charts.gpt import next_token_bars
 from ui.shared.common import csv_download, data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, answer_for, decode, model, percent, prompt_pass, shown_tokens
+from ui.gpt.page import S, Prompt, answer_for, decode, encode, model, percent, prompt_pass, shown_tokens, token_list
 from ui.gpt.serving import queue_message, stream_generation
 
 TOP = 10
@@ -99,10 +99,32 @@ def next_token_section(t, prompt: Prompt) -> Knobs:
                   choices=f"{gpt_heads.equally_likely(d['h_plain']):,.1f}",
                   choices_knobbed=f"{gpt_heads.equally_likely(d['h_knobbed']):,.1f}"))
     _explain(t, "knobs_explain")
+    chat = chat_top(prompt.ids)
+    st.markdown(t(f"{S}.chat_numbers", n=CHAT_TOP, raw=token_list(labels[:CHAT_TOP]),
+                  chat=token_list(shown_tokens(chat["top"])), p_chat=percent(chat["p"]), p_raw=percent(d["plain"][0]),
+                  template=md_escape(CHAT_SHOWN)))
     table = {t(f"{S}.col_rank"): list(range(1, len(labels) + 1)), t(f"{S}.col_token"): labels,
              t(f"{S}.col_id"): d["top"], t(f"{S}.model_probs"): d["plain"], t(f"{S}.knob_probs"): d["knobbed"]}
     csv_download(t(f"{S}.csv_next"), pd.DataFrame(table), "gpt_next_token.csv", key="gpt_next_csv")
     return setting
+
+
+CHAT_TOP = 5
+SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"  # the template's default system line
+CHAT_SHOWN = "<|im_start|>system … <|im_end|> <|im_start|>user … <|im_end|> <|im_start|>assistant"
+IM_START, IM_END = 1, 2  # the control tokens' ids (typed text never becomes them)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def chat_top(ids: tuple[int, ...]) -> dict:
+    """The prompt inside the chat format the model was tuned on (ChatML, with the default system line): its top
+    next tokens and the first one's probability."""
+    nl = list(encode("\n"))
+    chat = ([IM_START] + list(encode("system\n" + SYSTEM)) + [IM_END] + nl + [IM_START] + list(encode("user\n"))
+            + list(ids) + [IM_END] + nl + [IM_START] + list(encode("assistant\n")))
+    probs = sampling_probs(prompt_pass(tuple(chat)).last_logits)
+    top = [int(i) for i in np.argsort(-probs, kind="stable")[:CHAT_TOP]]
+    return {"top": top, "p": float(probs[top[0]])}
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
