@@ -272,3 +272,25 @@ def test_the_summarys_lesson_1_legend_leaves_its_title_readable(browser, app_url
         assert chart.evaluate(TITLE_UNDER_LEGEND_JS) is False
     finally:
         context.close()
+
+
+# Each sidebar link's label that is not shown whole: it runs past the sidebar's edge or its own link's box, or it is
+# cut inside its box -> [label, ...]
+CUT_NAV_JS = """() => { const side = document.querySelector('[data-testid=stSidebar]').getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid=stSidebarNavLink]')].filter(a => {
+    const box = a.querySelector('[data-testid=stMarkdownContainer]'); if (!box) return false;
+    const r = box.getBoundingClientRect(), link = a.getBoundingClientRect();
+    return r.right > side.right + 1 || r.bottom > link.bottom + 1 || box.scrollWidth > box.clientWidth + 1;
+  }).map(a => a.textContent.trim()); }"""
+
+
+def test_the_japanese_sidebar_shows_every_lesson_title_whole_in_presenter_mode(browser, app_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        projector = new_page(context)
+        open_page(projector, app_url, "causal", "lang=ja&presenter=true")
+        labels = projector.locator("[data-testid=stSidebarNavLink]").all_inner_texts()
+        assert any("のぞく" in label for label in labels), labels
+        assert projector.evaluate(CUT_NAV_JS) == []
+    finally:
+        context.close()

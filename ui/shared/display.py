@@ -81,6 +81,14 @@ def presenter_style() -> str:
       white-space: normal !important; text-overflow: clip !important; overflow: visible !important;
       overflow-wrap: anywhere;
     }
+    /* a sidebar link's label sits in a one-line Markdown box inside a flex item that would not shrink below it: the
+       Japanese "8 · 学習済みモデルの中をのぞく" ran past the sidebar's edge and was cut there */
+    [data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] [data-testid="stMarkdownContainer"] {
+      min-width: 0 !important; }
+    [data-testid="stSidebarNavLink"] [data-testid="stMarkdownContainer"], [data-testid="stSidebarNavLink"] p {
+      white-space: normal !important; text-overflow: clip !important; overflow: visible !important;
+      overflow-wrap: anywhere; }
+    [data-testid="stSidebarNavLink"] { height: auto !important; min-height: 2rem; }
     </style>"""
 
 
