@@ -294,3 +294,34 @@ def test_the_japanese_sidebar_shows_every_lesson_title_whole_in_presenter_mode(b
         assert projector.evaluate(CUT_NAV_JS) == []
     finally:
         context.close()
+
+
+# The numbers written in a heat map's cells that touch or overlap a neighbour in their row -> [(text, text), ...]
+TOUCHING_NUMBERS_JS = """(root) => { const boxes = [...root.querySelectorAll('.heatmaplayer text, g.hm text, .textpoint text')]
+    .filter(t => t.textContent.trim()).map(t => [t.textContent, t.getBoundingClientRect()]);
+  const touching = [];
+  for (const [a, ra] of boxes) for (const [b, rb] of boxes) {
+    if (ra === rb || Math.abs(ra.top - rb.top) > 2 || rb.left < ra.left) continue;
+    if (rb.left - ra.right < 2) touching.push([a, b]); }
+  return [boxes.length, touching.slice(0, 5)]; }"""
+
+
+def test_the_induction_maps_numbers_stand_apart_on_a_phone(browser, app_url):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                                  device_scale_factor=2, user_agent=PHONE_UA)
+    try:
+        phone = new_page(context)
+        open_page(phone, app_url, "gpt", "lang=en", timeout=300_000)
+        question = phone.locator(".st-key-gpt_induction_predict [role='radiogroup'] label").first
+        question.scroll_into_view_if_needed()
+        rerun_after(phone, question.click, timeout=300_000)
+        chart = phone.locator(".st-key-gpt_induction_map .js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        phone.wait_for_function("() => !!document.querySelector('.st-key-gpt_induction_map svg.main-svg')",
+                                timeout=120_000)
+        wait_for_app(phone)
+        count, touching = chart.evaluate(TOUCHING_NUMBERS_JS)
+        assert count >= 30 * 9, count  # every cell's number is written (a tap gives it too, but the map shows them)
+        assert touching == []
+    finally:
+        context.close()
