@@ -202,3 +202,16 @@ def test_the_chat_template_changes_what_the_model_writes_first():
     at = answered("en")
     line = [m for m in shown(at) if "chat format" in m]
     assert len(line) == 1 and f"become `{top}`" in line[0] and f"(the first at {p_chat.max() * 100:.1f} %)" in line[0]
+
+
+def test_the_4_bit_caveat_says_what_the_file_holds():
+    import gguf
+
+    from attention_core.gpt.weights import gguf_path
+
+    kinds = {x.name: x.tensor_type.name for x in gguf.GGUFReader(str(gguf_path())).tensors}
+    matrices = {k for n, k in kinds.items() if n.startswith("blk.") and not n.endswith("norm.weight")}
+    assert matrices == {"Q4_1"} and kinds["token_embd.weight"] == "Q8_0"  # 16 levels a block of 32; 256
+    card = [i.value for i in answered("en").info if "SmolLM2-135M-Instruct" in i.value][0]
+    assert "16 levels in each block of 32 numbers (the embedding to one of 256)" in card
+    assert "robust" not in card  # no claim the page does not measure
