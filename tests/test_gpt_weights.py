@@ -163,3 +163,29 @@ def test_a_file_of_other_sizes_is_refused(tmp_path):
     with pytest.raises(ValueError, match="llama.block_count"):
         gpt_weights.read_weights(GGUF, GPTConfig(n_layer=12), cache_root=tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+def test_threads_asking_for_the_same_cache_folder_at_once_build_it_once(tmp_path):
+    import threading
+
+    from attention_core.gpt.weights import built_once
+
+    calls, started, release = [], threading.Event(), threading.Event()
+
+    def write(folder):
+        calls.append(folder)
+        started.set()
+        release.wait(10)
+        (folder / "weights.npy").write_bytes(b"x")
+
+    final = tmp_path / "cache"
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(built_once(final, write))) for _ in range(4)]
+    threads[0].start()
+    assert started.wait(10)  # the first build is under way when the others ask
+    for thread in threads[1:]:
+        thread.start()
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(calls) == 1 and results == [final] * 4 and (final / "weights.npy").read_bytes() == b"x"

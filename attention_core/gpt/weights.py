@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -212,13 +213,24 @@ def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
     (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
 
 
+_BUILDING = threading.Lock()  # one build at a time in a process: threads asking for the same folder build it once
+
+
 def built_once(final: Path, write) -> Path | None:
     """final: a folder, write(folder) fills one -> final, made once if missing; None if no folder is writable.
 
     Built in a temporary folder next to it and renamed into place: a reader never sees half a cache, and when two
-    processes build at once, the second rename fails and that process uses the first one's folder.
+    processes build at once, the second rename fails and that process uses the first one's folder. Within a process,
+    a thread that asks while another builds waits for that build (the start-up work and a first visitor, say).
     """
     if final.is_dir():
+        return final
+    with _BUILDING:
+        return _build(final, write)
+
+
+def _build(final: Path, write) -> Path | None:
+    if final.is_dir():  # built while this thread waited
         return final
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
