@@ -9,8 +9,8 @@ asks its question before it shows what answers it.
 import streamlit as st
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.tiny_gpt import (S, bridge_section, control_section, controls, curves_section, formula, knockout_section,
-                         maps_section, seeds_section)
+from ui.tiny_gpt import (S, bridge_section, control_section, controls, curves_section, data_section, formula,
+                         knockout_section, maps_section, seeds_section)
 
 t = translator()
 page_header(t, S, formula())
@@ -19,6 +19,7 @@ what_to_try(t, S)
 if chosen is None:
     st.stop()
 config, seed = chosen
+data_section(t, config, seed)  # one sequence, and the heads before any training (nothing is trained yet)
 run = curves_section(t, config, seed)  # the run is trained (or read from disk) once the learner has answered
 if run is not None:
     maps_section(t, run)  # the step slider: the diagonal stripe appears

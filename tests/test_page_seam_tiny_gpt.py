@@ -1,7 +1,8 @@
 """Lesson "Watch a head form" at its defaults, as shown, against the run's weights put through a forward pass written
 here with attention_core.attention a sequence and a head at a time (tests/test_tiny_gpt_core.reference_forward):
 the loss curves at the first, a middle and the last snapshot, the plateau line, the step marked "formed", the
-attention maps of both layers at the slider's step, the knock-out bars, and the sentences' numbers, in both languages.
+attention maps of both layers before training and at the slider's step, the knock-out bars, and the sentences'
+numbers, in both languages.
 
 The page trains its default runs into an empty cache of its own (XDG_CACHE_HOME in a temporary folder): nothing here
 depends on a cache built before. The runs it drew are read from its shared store only for their weights."""
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from attention_core.attention import log_softmax
-from attention_core.tiny_gpt import Config, eval_set
+from attention_core.tiny_gpt import Config, eval_set, init
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import bar_labels, figure, find_sentence, heatmap, number, strings, texts, title_text
 from tests.test_tiny_gpt_core import reference_forward
@@ -64,7 +65,24 @@ def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, referen
     w = strings(lang)
     at = open_page("tiny_gpt", lang, timeout=600)
     assert_clean(at)
-    assert not at.get("plotly_chart")  # nothing before the first answer
+    # before any answer: only the untrained model's maps (nothing trained), against the seed's initial weights
+    i = list(seqs.period).index(8)
+    labels = [LETTERS[int(tok)] for tok in seqs.tokens[i]]
+    start = init(Config(), np.random.default_rng(np.random.SeedSequence(0).spawn(2)[0]))
+    _, maps0 = reference_forward(start, seqs.tokens[i:i + 1])
+    shown = [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
+    assert shown == [f"tiny_init_map_{layer}_{h}" for layer in range(2) for h in range(2)]
+    for layer in range(2):
+        for h in range(2):
+            z = heatmap(figure(at, f"tiny_init_map_{layer}_{h}"))
+            future = np.triu(np.ones(z.shape, dtype=bool), k=1)
+            np.testing.assert_allclose(z[~future], maps0[0, layer, h][~future], atol=1e-6)
+            assert np.isnan(z[future]).all()
+    said = find_sentence(texts(at), "tiny_gpt.init_numbers", lang)
+    top = maps0[0][:, :, 1:, :].max()
+    assert number(said["top"]) == pytest.approx(top, abs=0.005) and top < 0.6  # spread: row 2's even share is 0.5
+    assert (number(said["first"]), number(said["even"])) == (0.5, pytest.approx(1 / 24, abs=0.005))
+    assert " ".join(labels) in find_sentence(texts(at), "tiny_gpt.data_explain", lang)["tokens"]
     at.radio(key="tiny_curves_predict").set_value(2).run(timeout=600)
     at.radio(key="tiny_control_predict").set_value(3).run(timeout=600)
     at.radio(key="tiny_knockout_predict").set_value(2).run(timeout=600)
@@ -77,9 +95,9 @@ def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, referen
     steps, rep = curves[w["tiny_gpt.repeated"]]
     _, unrep = curves[w["tiny_gpt.unrepeated"]]
     assert steps.tolist() == list(range(0, 1501, 25))
-    for i in (0, len(steps) // 2, len(steps) - 1):
-        want = losses(run.params_at(i), seqs)
-        assert (rep[i], unrep[i]) == pytest.approx(want, abs=2e-5), i
+    for snap in (0, len(steps) // 2, len(steps) - 1):
+        want = losses(run.params_at(snap), seqs)
+        assert (rep[snap], unrep[snap]) == pytest.approx(want, abs=2e-5), snap
     assert rep[0] == pytest.approx(math.log(32), abs=0.05)  # from chance
     plateau_line = [s for s in fig["layout"]["shapes"] if s.get("xref") == "paper"]
     assert len(plateau_line) == 1 and plateau_line[0]["y0"] == pytest.approx(plateau, rel=1e-9)
@@ -105,10 +123,8 @@ def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, referen
     assert said["prev_head"] == head(0, int(np.argmax(prev_final)))
     assert number(said["prev_score"]) == pytest.approx(prev_final.max(), abs=0.005) and prev_final.max() > 0.5
 
-    # the maps at the slider's default (the last step) on the first sequence with a segment of 8
-    i = list(seqs.period).index(8)
+    # the maps at the slider's default (the last step) on the same sequence
     _, maps = reference_forward(run.params, seqs.tokens[i:i + 1])
-    labels = [LETTERS[int(tok)] for tok in seqs.tokens[i]]
     for layer in range(2):
         for h in range(2):
             fig = figure(at, f"tiny_map_{layer}_{h}")

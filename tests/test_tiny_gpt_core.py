@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from attention_core.attention import causal_mask, log_softmax, scaled_dot_product_attention
 from attention_core.tiny_gpt import (Adam, Buffers, Cancelled, Config, attention_maps, batch, cache_root, cached_run,
-                                     eval_set, formation_step, forward, grads, init, load_run, loss, measure,
-                                     plateau_loss, run_path, save_run, sequences, shapes, train)
+                                     eval_set, formation_step, forward, grads, init, initial_params, load_run, loss,
+                                     measure, plateau_loss, run_path, save_run, sequences, shapes, train)
 from attention_core.tiny_gpt.measure import induction_scores, previous_token_scores
 from tests.hypothesis_budget import examples
 
@@ -332,8 +332,10 @@ def test_a_run_is_reproduced_by_its_seed_and_differs_for_another():
         assert np.array_equal(one.params[name], two.params[name])
         assert np.array_equal(one.snapshots[name][-1], one.params[name])
         assert one.snapshots[name].shape == (4, *one.params[name].shape)
-    assert np.array_equal(one.params_at(0)["W_E"], init(config, np.random.default_rng(
-        np.random.SeedSequence(3).spawn(2)[0]))["W_E"])
+    start = init(config, np.random.default_rng(np.random.SeedSequence(3).spawn(2)[0]))
+    for name in start:
+        assert np.array_equal(one.params_at(0)[name], start[name])
+        assert np.array_equal(initial_params(config, 3)[name], start[name])
 
 
 def test_a_run_records_what_its_snapshots_measure():

@@ -79,7 +79,9 @@ def cache(tmp_path, monkeypatch):
 def test_nothing_is_trained_or_shown_before_the_first_answer(lang, cache):
     at = open_page("tiny_gpt", lang)
     assert_clean(at)
-    assert not at.get("plotly_chart") and not at.get("progress")
+    shown = [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
+    assert shown == [f"tiny_init_map_{layer}_{h}" for layer in range(2) for h in range(2)]  # the untrained heads only
+    assert not at.get("progress")
     assert [r.key for r in at.radio if r.key.startswith("tiny_")] == ["tiny_curves_predict", "tiny_seeds_predict"]
     assert not cache.exists() or not any(cache.iterdir())
     assert at.info[0].value == strings(lang)["tiny_gpt.try"]  # "What to try" under the controls
@@ -116,7 +118,7 @@ def test_a_learners_own_run_waits_for_its_button_and_stays_off_the_disk(cache):
     query = {"tiny_layers": "1", "tiny_heads": "1", "tiny_seed": "7", "tiny_rate": "0.03"}
     at = open_page("tiny_gpt", "en", query=query, timeout=900)
     assert_clean(at)
-    assert at.button(key="tiny_train") and not at.get("plotly_chart")
+    assert at.button(key="tiny_train") and not at.get("plotly_chart")  # (not even the untrained maps: no setting yet)
     assert not [r for r in at.radio if r.key == "tiny_curves_predict"]
     at.button(key="tiny_train").click().run(timeout=900)
     assert_clean(at)

@@ -20,8 +20,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core.attention import MAX_SEED
-from attention_core.tiny_gpt import (Config, Run, attention_maps, cached_run, eval_set, formation_step, measure,
-                                     plateau_loss, train)
+from attention_core.tiny_gpt import (Config, Run, attention_maps, cached_run, eval_set, formation_step,
+                                     initial_params, measure, plateau_loss, train)
 from charts.gpt import grouped_bars
 from charts.matrix import attention_heatmap
 from charts.tiny_gpt import step_lines
@@ -198,6 +198,36 @@ def describe_run(t, config: Config, seed: int) -> str:
     return t(f"{S}.run_label", layers=config.n_layer, heads=config.n_head, seed=seed, rate=config.learning_rate)
 
 
+# ---------------------------------------------------------------- before training: the data and the untrained heads
+
+def maps_grid(t, maps, labels, title_key: str, key: str, **values) -> None:
+    """maps: (L, H, T, T) -> one heat map a head, a row of heads a layer, the future cells grey."""
+    hidden = np.triu(np.ones(maps.shape[-2:], dtype=bool), k=1)
+    for layer in range(maps.shape[0]):
+        for head, column in enumerate(st.columns(maps.shape[1])):
+            with column:
+                show_plotly(figure_spec(attention_heatmap, maps[layer, head], labels,
+                                        title=t(f"{S}.{title_key}", head=head_label(layer, head), **values),
+                                        hidden=hidden, show_values=False,
+                                        axis_titles=(t("common.axis_key"), t("common.axis_query")),
+                                        value_label=t("common.weight")),
+                            key=f"{key}_{layer}_{head}")
+
+
+def data_section(t, config: Config, seed: int) -> None:
+    """One of the fixed sequences, and what the untrained model's heads do with it (nothing is trained here)."""
+    st.subheader(t(f"{S}.data_title"))
+    seqs = evaluation(config)[0]
+    i = shown_sequence(config)
+    labels = token_names(seqs.tokens[i])
+    explanation(t(f"{S}.data_explain", tokens=" ".join(labels), period=int(seqs.period[i])))
+    maps = attention_maps(initial_params(config, seed), seqs.tokens[i])  # (L, H, T, T)
+    maps_grid(t, maps, labels, "init_map_title", "tiny_init_map")
+    rows = np.arange(1, maps.shape[-1])
+    st.caption(t(f"{S}.init_numbers", top=f"{maps[..., rows, :].max():.2f}", even=f"{1 / maps.shape[-1]:.2f}",
+                 first=f"{1 / 2:.2f}"))
+
+
 # ---------------------------------------------------------------- (a) the loss curves and the heads' scores
 
 def curves_section(t, config: Config, seed: int) -> Run | None:
@@ -256,18 +286,7 @@ def maps_section(t, run: Run) -> None:
     steps = [int(s) for s in run.steps]
     step = st.select_slider(t(f"{S}.step"), steps, value=steps[-1], key="tiny_step", format_func=lambda s: f"{s:,}")
     index = steps.index(step)
-    maps = attention_maps(run.params_at(index), tokens)  # (L, H, T, T)
-    hidden = np.triu(np.ones(maps.shape[-2:], dtype=bool), k=1)
-    for layer in range(config.n_layer):
-        columns = st.columns(config.n_head)
-        for head, column in enumerate(columns):
-            with column:
-                show_plotly(figure_spec(attention_heatmap, maps[layer, head], labels,
-                                        title=t(f"{S}.map_title", head=head_label(layer, head), step=f"{step:,}"),
-                                        hidden=hidden, show_values=False,
-                                        axis_titles=(t("common.axis_key"), t("common.axis_query")),
-                                        value_label=t("common.weight")),
-                            key=f"tiny_map_{layer}_{head}")
+    maps_grid(t, attention_maps(run.params_at(index), tokens), labels, "map_title", "tiny_map", step=f"{step:,}")
     st.caption(t(f"{S}.maps_numbers", step=f"{step:,}", loss=f"{run.loss_repeated[index]:.2f}",
                  head=head_label(config.n_layer - 1, int(np.argmax(run.induction[index, -1]))),
                  score=f"{run.induction[index, -1].max():.2f}"))

@@ -11,9 +11,9 @@ from attention_core.tiny_gpt.measure import (Measures, attention_maps, formation
 from attention_core.tiny_gpt.model import (NAMES, Adam, Buffers, Config, forward, grads, init, loss, shapes,
                                            token_losses)
 from attention_core.tiny_gpt.store import cache_root, cached_run, load_run, run_path, save_run
-from attention_core.tiny_gpt.train import Cancelled, Run, train
+from attention_core.tiny_gpt.train import Cancelled, Run, initial_params, train
 
 __all__ = ["NAMES", "Adam", "Buffers", "Cancelled", "Config", "Measures", "Run", "Sequences", "attention_maps",
            "batch", "cache_root", "cached_run", "eval_set", "formation_step", "forward", "grads", "induction_scores",
-           "init", "load_run", "loss", "measure", "plateau_loss", "previous_token_scores", "run_path", "save_run",
+           "init", "initial_params", "load_run", "loss", "measure", "plateau_loss", "previous_token_scores", "run_path", "save_run",
            "sequences", "shapes", "token_losses", "train"]

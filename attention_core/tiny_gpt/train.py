@@ -41,14 +41,18 @@ class Run:
         return {name: values[index] for name, values in self.snapshots.items()}
 
 
+def initial_params(config: Config, seed: int) -> dict[str, np.ndarray]:
+    """-> the weights a run of (config, seed) starts from (its step 0), drawn without training."""
+    return init(config, np.random.default_rng(np.random.SeedSequence(int(seed)).spawn(2)[0]))
+
+
 def train(config: Config, seed: int, every: int = 25, progress: Callable[[int], bool | None] | None = None,
           keep_snapshots: bool = True) -> Run:
     """(config, seed) -> Run. progress(step) is called at every evaluation; returning False stops with Cancelled."""
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
-    init_seed, data_seed = np.random.SeedSequence(int(seed)).spawn(2)
-    params = init(config, np.random.default_rng(init_seed))
-    data = np.random.default_rng(data_seed)
+    params = initial_params(config, seed)
+    data = np.random.default_rng(np.random.SeedSequence(int(seed)).spawn(2)[1])
     adam = Adam(params, config.learning_rate)
     evaluation = eval_set(config)
     step_buffers, eval_buffers = Buffers(), Buffers()
