@@ -73,6 +73,7 @@ PAGES = [
     st.Page("lessons/pretrained.py", title=t("nav.pretrained"), icon=":material/model_training:", url_path="trained-model"),
     st.Page("lessons/gpt.py", title=t("nav.gpt"), icon=":material/auto_awesome:", url_path="gpt"),
     st.Page("lessons/heads.py", title=t("nav.heads"), icon=":material/science:", url_path="heads"),
+    st.Page("lessons/tiny_gpt.py", title=t("nav.tiny_gpt"), icon=":material/timeline:", url_path="head-forms"),
     st.Page("lessons/summary.py", title=t("nav.summary"), icon=":material/checklist:", url_path="summary"),
 ]
 

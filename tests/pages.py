@@ -23,6 +23,7 @@ PAGES = [
     PageInfo("lessons/pretrained.py", "trained-model", "pretrained"),
     PageInfo("lessons/gpt.py", "gpt", "gpt"),
     PageInfo("lessons/heads.py", "heads", "heads"),
+    PageInfo("lessons/tiny_gpt.py", "head-forms", "tiny_gpt"),
     PageInfo("lessons/summary.py", "summary", "summary"),
 ]
 HOME = PAGES[0]  # the default page: what the frame draws when no page is named
