@@ -254,7 +254,7 @@ def own_heads(heads: tuple, mean: bool, name: str) -> OwnHeads:
     losses = cs.switched_off_losses(weights, base.scoring.trace, PERIOD, heads, base.means if mean else None)
     data = texts()
     ids = encode(data.copy_template.replace("{name}", name))
-    return OwnHeads(losses, cs.copied_name(weights, ids, encode(" " + name), heads, base.means if mean else None))
+    return OwnHeads(losses, cs.copied_name(weights, ids, encode(" " + name), heads))  # the name: zeroed (its own length)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
