@@ -40,6 +40,7 @@ def _cases() -> dict[str, tuple]:
     from tests.test_causal_charts import causal_figures
     from tests.test_glove_charts import glove_figures
     from tests.test_gpt_charts import gpt_figures
+    from tests.test_heads_charts import heads_figures
     from tests.test_qkv_charts import calls as qkv_calls
     from tests.test_scaling_charts import calls as scaling_calls
 
@@ -78,7 +79,8 @@ def _cases() -> dict[str, tuple]:
         "memory_probe_chart": (memory_probe_chart, (np.array([2, 4, 8]), rows(2, 3), [8, 16], np.ones(3), rows(2, 3, 1),
                                                     probe), dict(title="probe")),
     }
-    for source in (causal_figures(), glove_figures(), scaling_calls(), qkv_calls(CASE_QUERY, 1.0)[1], gpt_figures()):
+    for source in (causal_figures(), glove_figures(), scaling_calls(), qkv_calls(CASE_QUERY, 1.0)[1], gpt_figures(),
+                   heads_figures()):
         for name, (builder, args, kwargs) in source.items():
             cases[f"{builder.__name__}:{name}"] = (builder, args, kwargs)
     return cases
