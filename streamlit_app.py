@@ -7,8 +7,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ui.shared.common import (BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, keep_what_is_read, md_escape,
-                              render_error_boundary, translator)
+from ui.shared.common import (BOX_CHARS, LONG_TEXT_BOXES, MAX_CHARS, current_lang, cut_on_next_run, keep_what_is_read,
+                              md_escape, render_error_boundary, translator)
 from ui.shared.display import page_style, presenter_style, touch_probe
 from ui.shared.links import FULL_RUN, follow_history, ignored_link_params, unusable_link_params
 from ui.shared.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -101,6 +101,8 @@ for name, n in st.session_state.pop("text_cut_notice", {}).items():
     st.toast(t("common.text_cut_kept", n=f"{n:,}", limit=MAX_CHARS), icon=":material/content_cut:", duration="long")
 try:
     page.run()
+    if cut_on_next_run():  # Back/Forward to a link that still held a long paste: one more run cuts it there too
+        st.rerun()
 except FragmentHandledException:
     raise
 except Exception as exc:  # the error boundary: one broken page never shows a traceback

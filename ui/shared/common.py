@@ -58,6 +58,15 @@ def keep_what_is_read(link_params: dict[str, str]) -> dict[str, int]:
     return cut
 
 
+def cut_on_next_run() -> bool:
+    """True when a long text box holds more than MAX_CHARS after the page ran: Back/Forward to the browser-history
+    entry of a paste (Streamlit's browser side writes the paste into the URL before the server cuts it) seeds the box
+    from that URL, which wins over session state in that run; the frame then reruns once and keep_what_is_read cuts
+    it, in the box and in that entry's URL."""
+    return any(len(value) > MAX_CHARS for key in LONG_TEXT_BOXES
+               if isinstance(value := st.session_state.get(key), str))
+
+
 def current_lang() -> str:
     """The language chosen in the sidebar (bound to ?lang=), 'en' or 'ja'."""
     lang = st.session_state.get("lang", DEFAULT_LANGUAGE)
