@@ -43,6 +43,7 @@ def _cases() -> dict[str, tuple]:
     from tests.test_heads_charts import heads_figures
     from tests.test_qkv_charts import calls as qkv_calls
     from tests.test_scaling_charts import calls as scaling_calls
+    from tests.test_tiny_gpt_charts import tiny_gpt_figures
 
     W = rows(5, 5)
     tokens = ["the", "猫", "sat", "on", "<b>mat</b>"]
@@ -80,7 +81,7 @@ def _cases() -> dict[str, tuple]:
                                                     probe), dict(title="probe")),
     }
     for source in (causal_figures(), glove_figures(), scaling_calls(), qkv_calls(CASE_QUERY, 1.0)[1], gpt_figures(),
-                   heads_figures()):
+                   heads_figures(), tiny_gpt_figures()):
         for name, (builder, args, kwargs) in source.items():
             cases[f"{builder.__name__}:{name}"] = (builder, args, kwargs)
     return cases
