@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.gpt import grouped_bars, layer_profile, model_sizes, next_token_bars
+from charts.gpt import grouped_bars, induction_map, layer_profile, model_sizes, next_token_bars
 from charts.style import ACCENT, SECOND
 from tests.apptest_utils import decode_array
 
@@ -23,6 +23,8 @@ def gpt_figures() -> dict:
         "grouped_bars": (grouped_bars, (["first", "second"], {"trained": [14.8, 3.3], "untrained": [11.0, 10.9]}),
                          dict(title="loss", value_label="nats", fmt=".1f")),
         "model_sizes": (model_sizes, (["SmolLM2 (このページ)", "GPT-2", "GPT-3"], [134.5e6, 1.5e9, 175e9]), {}),
+        "induction_map": (induction_map, (np.array([[0.05, 0.31], [0.9, 0.3]]), ["L0", "L1"], ["H0", "H1"], 0.3),
+                          dict(mark_label="≥ 0.3", title="induction", value_label="score")),
     }
 
 
