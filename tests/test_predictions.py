@@ -35,6 +35,8 @@ QUESTIONS = {
                                           "Document A's row"],
                                    "ja": ["12 語中 10 位", "10 位", "下位", "重みが大きいのは", "Document A の行"]}),
     "gpt": ("gpt_next_predict", 1, {"en": ["Paris", "77."], "ja": ["Paris", "77."]}),  # its other questions: test_gpt_page
+    "heads": ("heads_off_predict", 3, {"en": ["12.0", "rose from", "random sets of 8 heads: median"],  # test_heads_page
+                                       "ja": ["12.0", "ナットに上がりました", "ランダムな 8 個の組"]}),
 }
 
 

@@ -70,7 +70,7 @@ def switch_off_section(t, base: Base, band: Band | None) -> None:
         return
     a = band.ablation
     clean = float(a.clean.mean())
-    if not predict_then_reveal(t, f"{S}.off", 3, switch_off_answer(a), key="heads_off_predict", k=SHOWN_K,
+    if not predict_then_reveal(t, S, 3, switch_off_answer(a), key="heads_off_predict", k=SHOWN_K,
                                clean=f2(clean), first=f2(a.clean_first), total=a.picking_scores.size):
         return
     show_plotly(figure_spec(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,12 +198,12 @@ def compute_base() -> Base:
 
 
 def compute_band() -> Band:
-    base = BASE.result()
     weights = model()[0]
     c = weights.config
     runs = len(cs.KS) * (4 + 2 * cs.RANDOM_DRAWS) + c.n_layer * c.n_head
 
-    def both():
+    def both():  # (only when it is not on disk: reading it needs no run of the base)
+        base = BASE.result()
         ablation = cs.ablation_study(weights, base.picking, base.scoring, PERIOD,
                                      progress=lambda done, _: PROGRESS(done, runs))
         first = len(cs.KS) * (4 + 2 * cs.RANDOM_DRAWS)
@@ -220,6 +221,7 @@ BAND = register_startup("heads-band", compute_band)
 def base_or_message(t) -> Base | None:
     """-> the base results (waiting for them with a spinner); None with a message when the model is missing."""
     try:
+        model()  # (a missing package is found here even when the start-up work finished before it went missing)
         with st.spinner(t(f"{S}.base_running")):
             return BASE.result()
     except GPTUnavailable as exc:
@@ -227,11 +229,18 @@ def base_or_message(t) -> Base | None:
         return None
 
 
+BAND_WAIT = 3.0  # seconds a page waits for the band read from disk after a restart (0.3-0.5 s here)
+
+
 def band_or_progress(t) -> Band | None:
-    """-> the band when it is ready; otherwise None after saying how far the start-up work is."""
+    """-> the band when it is ready (or read from disk within BAND_WAIT); otherwise None after saying how far the
+    start-up work is."""
+    BAND.start()
+    deadline = time.monotonic() + BAND_WAIT
+    while not BAND.ready() and time.monotonic() < deadline and PROGRESS.read()[0] == 0:
+        time.sleep(0.05)
     if BAND.ready():
         return BAND.result()
-    BAND.start()
     done, total = PROGRESS.read()
     st.info(t(f"{S}.band_running", done=done, total=total or "…"), icon=":material/hourglass_top:")
     return None

