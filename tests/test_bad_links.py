@@ -31,6 +31,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                    "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
     "gpt": ("gpt_preset", "gpt_text", "gpt_temperature", "gpt_top_k", "gpt_top_p", "gpt_new_tokens", "gpt_seed",
             "gpt_name"),
+    "tiny_gpt": ("tiny_layers", "tiny_heads", "tiny_seed", "tiny_rate"),
     "summary": ("presenter", "lang"),  # no widget of its own: the frame's parameters
 }
 # The rest of the link that makes a widget show (a sentence box shows only for "Type my own").

@@ -235,7 +235,7 @@ def curves_section(t, config: Config, seed: int) -> Run | None:
     explanation(t(f"{S}.curves_explain", steps=f"{config.steps:,}", batch=config.batch_size, n=config.seq_len))
     label = describe_run(t, config, seed)
     answer = lambda: 2 if formed_at(get_run(t, config, seed, label)) is not None else 3  # noqa: E731
-    if not predict_then_reveal(t, f"{S}.curves", 3, answer, key="tiny_curves_predict"):
+    if not predict_then_reveal(t, S, 3, answer, key="tiny_curves_predict"):
         return None
     run = get_run(t, config, seed, label)
     _, plateau = evaluation(config)
