@@ -97,6 +97,10 @@ SETUPS = [
         ("radio", key, 1) for key in ("gpt_next_predict", "gpt_leak_predict", "gpt_it_predict", "gpt_sink_predict",
                                       "gpt_induction_predict", "gpt_cache_predict")), ("gpt_text", "gpt_name"),
           ("gpt_next_bars", "gpt_sink_chart")),
+    Setup("heads_custom", "heads", (("selectbox", "heads_lens_preset", "custom"),) + tuple(
+        ("radio", key, 1) for key in ("heads_off_predict", "heads_comp_predict", "heads_lens_predict",
+                                      "heads_sink_predict")), ("heads_lens_text", "heads_name"),
+          ("heads_lens_chart", "heads_off_chart")),
     Setup("summary", "summary"),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]

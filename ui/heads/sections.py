@@ -218,6 +218,7 @@ def lens_section(t, base: Base) -> None:
     if len(ids) > MAX_PROMPT_TOKENS:
         st.warning(t(f"{S}.lens_too_long", n=len(ids), limit=MAX_PROMPT_TOKENS))
         return
+    st.caption(t(f"{S}.lens_tokens", n=len(ids), text=shown(ids)))
     trained, untrained = lens_of(ids)
     layers = len(trained.ranks) - 1
     answer = shown_token(trained.answer)
