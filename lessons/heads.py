@@ -3,7 +3,7 @@ its layers read through the unembedding, and attention weight set beside effect.
 asks its question before it shows what answers it."""
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.heads.sections import composition_section, influence_section, lens_section, switch_off_section
+from ui.heads.sections import composition_section, influence_section, lens_section, prompt_picker, switch_off_section
 from ui.heads.study import S, band_or_progress, base_or_message
 
 FORMULA = (r"h^{(\ell)}_{\text{off}}:\; z^{(\ell, h)} \leftarrow 0 \;\text{or}\; \bar z^{(\ell, h)},\qquad"
@@ -14,9 +14,10 @@ t = translator()
 page_header(t, S, FORMULA)
 base = base_or_message(t)  # the two sets' runs and the lighter studies; None (with a message) without the model
 if base is not None:
+    prompt = prompt_picker(t)  # the learner's prompt, read layer by layer below (None: the picker said why)
     what_to_try(t, S)
     band = band_or_progress(t)  # the random-head band: None (with its progress) until the start-up work is done
     switch_off_section(t, base, band)
     composition_section(t, base)
-    lens_section(t, base)
+    lens_section(t, base, prompt)
     influence_section(t, base, band)

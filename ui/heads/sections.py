@@ -204,21 +204,29 @@ def lens_answer(first_layer: int, layers: int) -> int:
     return 1 if first_layer < layers / 3 else (2 if first_layer < 2 * layers / 3 else 3)
 
 
-@guarded_fragment
-def lens_section(t, base: Base) -> None:
-    st.subheader(t(f"{S}.lens_title"))
-    _explain(t, "lens_explain")
+def prompt_picker(t) -> tuple[int, ...] | None:
+    """The page's control: the learner's prompt, read layer by layer in "Reading the layers" -> its ids, or None
+    after saying why it cannot be read (empty, past the limit)."""
     data = texts()
     text = preset_or_own_text(t, S, "heads_lens", [label[t.lang] for label, _ in data.lens],
                               [text for _, text in data.lens])
     ids = encode(text)
     if not ids:
         st.warning(t(f"{S}.lens_empty"))
-        return
+        return None
     if len(ids) > MAX_PROMPT_TOKENS:
         st.warning(t(f"{S}.lens_too_long", n=len(ids), limit=MAX_PROMPT_TOKENS))
-        return
+        return None
     st.caption(t(f"{S}.lens_tokens", n=len(ids), text=shown(ids)))
+    return ids
+
+
+def lens_section(t, base: Base, ids: tuple[int, ...] | None) -> None:
+    st.subheader(t(f"{S}.lens_title"))
+    _explain(t, "lens_explain")
+    if ids is None:
+        st.caption(t(f"{S}.lens_needs_prompt"))
+        return
     trained, untrained = lens_of(ids)
     layers = len(trained.ranks) - 1
     answer = shown_token(trained.answer)
