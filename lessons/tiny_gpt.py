@@ -26,4 +26,4 @@ if run is not None:
     control_section(t, run)  # one layer, the same budget
     knockout_section(t, run)  # the previous-token head off
 seeds_section(t)  # the default model over 10 seeds
-bridge_section(t)  # back to lesson 9's real heads
+bridge_section(t, run)  # back to lesson 9's real heads, beside this run's

@@ -166,24 +166,29 @@ def study() -> dict:
     trained, untrained = gpt.default_model()[0], gpt_weights.untrained_weights(maps_config(), 0)
 
     def measure(weights, sequences):
-        scores, first, second = [], [], []
+        scores, previous, first, second = [], [], [], []
         for ids in sequences:
             out = gpt.forward(weights, [int(i) for i in ids])
             a, logits = np.asarray(out.attention, dtype=np.float64), np.asarray(out.logits, dtype=np.float64)
             # the second copy's row R + j on the token after its earlier occurrence, j + 1
             scores.append(np.mean([a[:, :, PERIOD + j, j + 1] for j in range(PERIOD)], axis=0))
+            previous.append(np.mean([a[:, :, i, i - 1] for i in range(1, len(ids))], axis=0))  # each row on the last
             log_z = np.log(np.exp(logits - logits.max(axis=1, keepdims=True)).sum(axis=1)) + logits.max(axis=1)
             loss = [log_z[p - 1] - logits[p - 1, ids[p]] for p in range(1, len(ids))]  # predicting position p
             first.append(np.mean(loss[0:PERIOD - 1]))  # positions 1 .. R-1
             second.append(np.mean(loss[PERIOD:2 * PERIOD - 1]))  # positions R+1 .. 2R-1
-        return np.array(scores), float(np.mean(first)), float(np.mean(second))
+        return np.array(scores), np.array(previous), float(np.mean(first)), float(np.mean(second))
 
-    picking, _, _ = measure(trained, sets.picking)
-    scoring, first, second = measure(trained, sets.scoring)
-    _, u_first, u_second = measure(untrained, sets.scoring)
+    picking, picking_previous, _, _ = measure(trained, sets.picking)
+    scoring, scoring_previous, first, second = measure(trained, sets.scoring)
+    _, _, u_first, u_second = measure(untrained, sets.scoring)
     head = np.unravel_index(int(np.argmax(picking.mean(axis=0))), picking.shape[1:])
+    previous = np.unravel_index(int(np.argmax(picking_previous.mean(axis=0))), picking.shape[1:])
     return {"losses": (first, second), "untrained": (u_first, u_second), "head": (int(head[0]), int(head[1])),
-            "score": float(scoring[:, head[0], head[1]].mean()), "map": scoring.mean(axis=0)}
+            "score": float(scoring[:, head[0], head[1]].mean()), "map": scoring.mean(axis=0),
+            "previous_head": (int(previous[0]), int(previous[1])),
+            "previous_score": float(scoring_previous[:, previous[0], previous[1]].mean()), "heads": scoring.shape[1] *
+            scoring.shape[2]}
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

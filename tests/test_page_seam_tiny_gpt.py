@@ -4,8 +4,8 @@ the loss curves at the first, a middle and the last snapshot, the plateau line, 
 attention maps of both layers before training and at the slider's step, the knock-out bars, and the sentences'
 numbers, in both languages.
 
-The page trains its default runs into an empty cache of its own (XDG_CACHE_HOME in a temporary folder): nothing here
-depends on a cache built before. The runs it drew are read from its shared store only for their weights."""
+The page trains its default runs into an empty folder of its own (the run store's root in a temporary folder): nothing
+here depends on a run stored before. The runs it drew are read from its shared store only for their weights."""
 
 from __future__ import annotations
 
@@ -22,12 +22,16 @@ from tests.test_tiny_gpt_core import reference_forward
 from ui.tiny_gpt import shared_runs
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"
+SEQUENCES_OF_LESSON_9 = 8  # lesson 9's study: two sets of 8 repeated random sequences
 
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
+    from attention_core.tiny_gpt import store
+
     mp = pytest.MonkeyPatch()
-    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+    folder = tmp_path_factory.mktemp("tiny_gpt")
+    mp.setattr(store, "cache_root", lambda: folder)
     yield
     mp.undo()
 
@@ -158,3 +162,19 @@ def test_curves_maps_control_and_knockout_match_the_weights(lang, cache, referen
     assert shown_off[0] > plateau
     said = find_sentence(texts(at), "tiny_gpt.knockout_numbers", lang)
     assert number(said["off"]) == pytest.approx(shown_off[0], abs=0.005) and said["head"] == head(0, prev)
+
+    # the bridge: this run's strongest heads beside lesson 9's, picked on one set and scored on the other (computed
+    # from the real model's passes in tests/test_page_seam_gpt.py)
+    from tests.test_page_seam_gpt import study as gpt_study
+
+    real = gpt_study()
+    said = find_sentence(texts(at), "tiny_gpt.bridge_numbers", lang)
+    assert said["tiny_ind_head"] == head(1, best) and number(said["tiny_ind"]) == pytest.approx(induction[1, best, -1],
+                                                                                                abs=0.005)
+    assert said["tiny_prev_head"] == head(0, int(np.argmax(prev_final)))
+    assert number(said["tiny_prev"]) == pytest.approx(prev_final.max(), abs=0.005)
+    assert said["real_ind_head"] == "L{}H{}".format(*real["head"])
+    assert number(said["real_ind"]) == pytest.approx(real["score"], abs=0.006)
+    assert said["real_prev_head"] == "L{}H{}".format(*real["previous_head"])
+    assert number(said["real_prev"]) == pytest.approx(real["previous_score"], abs=0.006)
+    assert (number(said["heads"]), number(said["sequences"])) == (real["heads"], SEQUENCES_OF_LESSON_9)

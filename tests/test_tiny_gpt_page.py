@@ -70,8 +70,13 @@ def test_own_runs_are_bounded_and_offered_ones_stay():
 
 @pytest.fixture()
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    return tmp_path / "attention-live" / "tiny_gpt"
+    """An empty folder for this lesson's runs alone (lesson 9's model and results, which the page's last section
+    reads, stay where they are)."""
+    from attention_core.tiny_gpt import store
+
+    folder = tmp_path / "attention-live" / "tiny_gpt"
+    monkeypatch.setattr(store, "cache_root", lambda: folder)
+    return folder
 
 
 @pytest.mark.pages

@@ -25,6 +25,9 @@ from attention_core.tiny_gpt import (Config, Run, attention_maps, cached_run, ev
 from charts.gpt import grouped_bars
 from charts.matrix import attention_heatmap
 from charts.tiny_gpt import step_lines
+from attention_core.gpt.weights import GPTUnavailable
+from ui.gpt.circuits import study as gpt_study  # lesson 9's study of the real model, shared and kept on disk
+from ui.gpt.page import INSTALL_COMMAND as GPT_INSTALL_COMMAND
 from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
@@ -395,7 +398,23 @@ def seeds_section(t) -> None:
 
 # ---------------------------------------------------------------- (f) the bridge to lesson 9
 
-def bridge_section(t) -> None:
+def bridge_section(t, run: Run | None) -> None:
+    """Lesson 9's two scores on the real model (its study, picked on one set and scored on the other) beside this
+    run's strongest previous-token head in the first layer and induction head in the last."""
     st.subheader(t(f"{S}.bridge_title"))
     st.markdown(t(f"{S}.bridge"))
+    if run is not None and run.config.n_layer > 1:
+        try:
+            with st.spinner(t("gpt.study_running")):
+                real = gpt_study()
+        except GPTUnavailable:
+            st.caption(t(f"{S}.bridge_no_model", command=GPT_INSTALL_COMMAND))
+        else:
+            previous, induction = run.previous_token[-1, 0], run.induction[-1, -1]  # (H,) the first and last layer
+            p, i = int(np.argmax(previous)), int(np.argmax(induction))
+            st.markdown(t(f"{S}.bridge_numbers", tiny_prev=f"{previous[p]:.2f}", tiny_prev_head=head_label(0, p),
+                          tiny_ind=f"{induction[i]:.2f}", tiny_ind_head=head_label(run.config.n_layer - 1, i),
+                          real_prev=f"{real.previous_score[0]:.2f}", real_prev_head="L{}H{}".format(*real.previous),
+                          real_ind=f"{real.picked_score[0]:.2f}", real_ind_head="L{}H{}".format(*real.picked),
+                          heads=real.induction.size, sequences=real.sequences))
     st.page_link("lessons/gpt.py", label=t(f"{S}.gpt_link"), icon=":material/arrow_back:")
