@@ -77,7 +77,7 @@ PAGES = [
     st.Page("lessons/summary.py", title=t("nav.summary"), icon=":material/checklist:", url_path="summary"),
 ]
 
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # all 13 lessons in the sidebar: past 12, Streamlit hides some behind "View more"
 follow_history(page.url_path)  # Back to a page left by a link restores its link (ui/shared/links.py says why)
 link_params = st.query_params.to_dict()
 # A widget that already held a value did not take it from the URL in this run, so a value of it that disappears from

@@ -179,3 +179,14 @@ def test_every_page_of_the_frame_is_in_the_test_list_and_on_the_home_map():
     assert frame == [(p.file, p.url_path) for p in PAGES]
     assert [file for file, _ in LESSONS] == [p.file for p in PAGES[1:]]
     assert PAGES[-1].section == "summary" and PAGES[-2].section in ("heads", "tiny_gpt")  # the summary closes the lesson
+
+
+def test_the_sidebar_lists_every_lesson_without_a_click():
+    """Past twelve pages Streamlit 1.67 shows ten and a "View more" button unless st.navigation(expanded=True): the
+    summary and the last lessons would hide behind it (tests/browser/test_gpt.py clicks the summary's link)."""
+    from tests.pages import PAGES
+
+    calls = [node for node in ast.walk(ast.parse((ROOT / "streamlit_app.py").read_text(encoding="utf-8")))
+             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "navigation"]
+    assert len(calls) == 1 and len(PAGES) > 12
+    assert any(k.arg == "expanded" and getattr(k.value, "value", None) is True for k in calls[0].keywords)
