@@ -208,3 +208,12 @@ def run_in_own_loop(coroutine_function):
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
+
+
+# Every toast's text as it appears (a toast leaves after 10 s: on a busy machine the page may take longer to be read)
+RECORD_TOASTS = """
+window.__toasts = [];
+new MutationObserver(() => document.querySelectorAll('[data-testid=stToast]').forEach(el => {
+  if (!window.__toasts.includes(el.innerText)) window.__toasts.push(el.innerText);
+})).observe(document, {childList: true, subtree: true, characterData: true});
+"""
