@@ -96,14 +96,15 @@ def switch_off_section(t, base: Base, band: Band | None) -> None:
                   sinks=joined(t, [head_label(h) for h in a.sink_heads[:SHOWN_K]])))
     table = pa.table({
         t(f"{S}.col_k"): list(a.ks),
-        t(f"{S}.col_induction_zero"): [round(float(v), 2) for v in a.induction_zero.mean(axis=1)],
-        t(f"{S}.col_induction_mean"): [round(float(v), 2) for v in a.induction_mean.mean(axis=1)],
-        t(f"{S}.col_random_median"): [round(float(np.median(r)), 2) for r in a.random_zero],
-        t(f"{S}.col_random_range"): [f"{np.quantile(r, 0.05):.2f}–{np.quantile(r, 0.95):.2f}" for r in a.random_zero],
+        # two numbers a cell, with a space to wrap at: the table fits a projector's column (st.table, large type)
+        t(f"{S}.col_induction"): [f"{float(z):.2f} / {float(m):.2f}" for z, m in
+                                  zip(a.induction_zero.mean(axis=1), a.induction_mean.mean(axis=1))],
+        t(f"{S}.col_random"): [f"{np.median(r):.2f} ({np.quantile(r, 0.05):.2f}–{np.quantile(r, 0.95):.2f})"
+                               for r in a.random_zero],
         t(f"{S}.col_percentile"): [round(a.percentile(i)) for i in range(len(a.ks))],
         t(f"{S}.col_sink_zero"): [round(float(v), 2) for v in a.sink_zero.mean(axis=1)],
     })
-    data_table(table, hide_index=True, key="heads_off_table")
+    data_table(table, hide_index=True, key="heads_off_table", wrap=True)  # long headers: st.table wraps them
     st.caption(t(f"{S}.off_limits", picking=a.sequences[0], scoring=a.sequences[1], draws=draws.size))
     own_heads_section(t, base, band)
 
