@@ -10,6 +10,7 @@ from attention_core.causal import (
 )
 from attention_core.text import tokenize
 from tests.apptest_utils import assert_clean, decode_array, open_page, plotly_figures, recorded_downloads
+from ui.shared.common import MAX_CHARS
 from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.pages
@@ -206,9 +207,9 @@ def test_a_long_sentence_is_shown_on_its_first_tokens_and_a_long_paste_is_cut(la
     assert z_of(check_figures(at)[0]).shape == (40, 40)
     text = "the cat sat on the mat " * 455  # 10,010 characters
     use_text(at, text)
-    assert at.text_input(key="causal_text").value == text, "the box keeps what was pasted"
-    notes = [i.value for i in at.info if _pattern(strings["common.text_cut"]).fullmatch(i.value)]
-    assert len(notes) == 1 and f"{len(text):,}" in notes[0]
+    assert at.text_input(key="causal_text").value == text[:MAX_CHARS], "the box (and link) keep what the page reads"
+    notes = [x.value for x in at.toast if _pattern(strings["common.text_cut_kept"]).fullmatch(x.value)]
+    assert len(notes) == 1 and f"{len(text):,}" in notes[0]  # the frame cut the paste: a toast says how long it was
     n = len(tokenize(text[:500]))  # 500 characters hold more than 40 tokens: both notices, 40 shown
     assert n > 40 and z_of(check_figures(at)[0]).shape == (40, 40)
 

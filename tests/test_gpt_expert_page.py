@@ -158,7 +158,7 @@ def test_entropy_is_read_as_a_number_of_equally_likely_tokens():
 
 
 def test_the_first_copy_paradox_is_said_with_its_numbers():
-    from tests.test_gpt_page import repeated_study
+    from tests.test_gpt_circuits_page import repeated_study
 
     _, _, first, _ = repeated_study()
     uniform = np.log(49152)

@@ -194,9 +194,9 @@ def test_ten_thousand_characters_are_cut_with_a_notice():
     text = "the cat sat on the mat " * 435
     at = custom(open_lesson(), text)
     assert_clean(at)
-    assert at.text_input(key="pretrained_text").value == text  # the box keeps the paste; the page reads its start
-    assert load_strings("en")["common.text_cut"].format(n=f"{len(text):,}", limit=MAX_CHARS) in [
-        i.value for i in at.info]
+    assert at.text_input(key="pretrained_text").value == text[:MAX_CHARS]  # the box (and link) keep what is read
+    assert load_strings("en")["common.text_cut_kept"].format(n=f"{len(text):,}", limit=MAX_CHARS) in [
+        x.value for x in at.toast]  # (the frame cut the paste: a toast says how long it was)
 
 
 @pytest.mark.parametrize("text", ["<script>alert(1)</script> is not a cat", "**bold** [x](javascript:alert(1)) it"])

@@ -126,7 +126,7 @@ def test_slider_follows_the_sentence_long_short_one_long():
 NO_FIGURES = ("empty",)  # no word at all: a message instead
 DRAWN = ("script", "img_onerror", "markdown", "latex")  # GloVe words among the markup
 NOTICED = {  # drawn, with one notice: cut to the limits, or on random vectors where GloVe cannot read the text
-    "too_many_tokens": ("common.too_many_tokens",), "ten_thousand_chars": ("common.text_cut", "common.too_many_tokens"),
+    "too_many_tokens": ("common.too_many_tokens",), "ten_thousand_chars": ("common.text_cut_kept", "common.too_many_tokens"),
     "emoji": ("common.glove_fallback",), "japanese": ("common.glove_fallback",),
     "unknown_only": ("common.glove_fallback",),
 }
@@ -144,8 +144,10 @@ def test_bad_text_gives_a_message(case):
         assert not figs(at) and at.warning, case
     else:
         assert len(figs(at)) == 4 and not at.warning, case
-        said = [key for key in ("common.too_many_tokens", "common.text_cut", "common.glove_fallback")
+        said = [key for key in ("common.too_many_tokens", "common.glove_fallback")
                 if any(strings[key].split("{")[0] in i.value for i in at.info)]
+        said += [key for key in ("common.text_cut_kept",)  # the frame cuts a long paste: a toast says so
+                 if any(strings[key].split("{")[0] in x.value for x in at.toast)]
         assert set(said) == set(NOTICED.get(case, ())), (case, said)
     at.text_input(key="transformer_text").input(DEFAULT).run()  # and back to a working page
     assert_nothing_broken(at)

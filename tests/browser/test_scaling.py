@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import new_page, open_page, rerun_after, wait_still
+from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
 
@@ -114,8 +115,12 @@ def test_a_control_inside_the_fragment_still_writes_the_link(page, app_url):
     """The controls live in a fragment (a change reruns only that section); the link must still follow them."""
     open_page(page, app_url, "", "lang=en")
     open_page(page, app_url, "scaling", "lang=en")
-    thumb = page.locator("[data-testid='stMain'] [data-testid='stSlider'] input[type='range']").first  # d, 64
+    d_slider = page.locator("[data-testid='stMain'] [data-testid='stSlider']").filter(
+        has_text=load_strings("en")["scaling.d"])  # by its label: CI once pressed End on the keys slider (.first)
+    thumb = d_slider.locator("input[type='range']")
+    expect(thumb).to_have_count(1, timeout=30_000)
     thumb.focus()
+    expect(thumb).to_be_focused()
     rerun_after(page, lambda: page.keyboard.press("End"))  # a fragment run ends like a full one
     page.wait_for_function("() => location.search.includes('scaling_d=1024')", timeout=15_000)
     expect(page.locator("[data-testid='stMetricValue']").nth(0)).not_to_have_text("", timeout=15_000)
