@@ -25,8 +25,17 @@ from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 pytestmark = pytest.mark.pages
 
 PAGE = "summary"
-CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt")  # in lesson order, as the spec lists them
+CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt", "heads")  # in lesson order
 FURTHER = ("self_attention", "transformer", "pretrained")  # multi-head (3), positional encoding + FFN (7), lesson 8
+
+
+@pytest.fixture(scope="module", autouse=True)
+def heads_band():
+    """Lesson 10's random-head band, waited for (start-up work, on disk after a machine's first server): until it is
+    done its claim is said in words without a figure (tests/test_page_seam_summary_heads.py)."""
+    from ui.heads import study
+
+    return study.BAND.result()
 
 
 @pytest.fixture(scope="module")

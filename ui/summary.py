@@ -43,7 +43,9 @@ LESSON_FILES = {
     "rnn": "lessons/rnn.py", "qkv": "lessons/qkv.py", "self_attention": "lessons/self_attention.py",
     "scaling": "lessons/scaling.py", "causal": "lessons/causal.py", "glove": "lessons/glove.py",
     "transformer": "lessons/transformer.py", "pretrained": "lessons/pretrained.py", "gpt": "lessons/gpt.py",
+    "heads": "lessons/heads.py",
 }
+HEADS_K = 8  # the summary's switch-off claim: the top 8 induction heads (lesson 10's headline k)
 CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove")  # the claims in lesson order: each names its lesson
 FURTHER = ("self_attention", "transformer", "pretrained")  # the step further: multi-head, PE + FFN, a trained model
 
@@ -309,3 +311,43 @@ def section_induction(t: Translator) -> None:
         grouped_bars, [t("gpt.first_copy"), t("gpt.second_copy")],
         {t("gpt.trained"): s.losses, t("gpt.untrained"): s.untrained_losses}, title=t(f"{S}.fig_gpt"),
         value_label=t("gpt.loss_nats"), fmt=".1f"), key="summary_gpt"))
+
+
+def section_heads(t: Translator) -> None:
+    """Lesson 10's claim: switching off the induction heads (picked on other sequences) breaks the copying, far beyond
+    as many random heads. The random-head band is start-up work kept on disk; until it is done the claim is said in
+    words with how far the work is, and without the model's package the caption says why there is no figure."""
+    from attention_core.gpt.weights import GPTUnavailable
+    from charts.heads import ablation_band
+    from ui.heads import study as heads_study
+
+    try:
+        heads_study.model()
+        band = heads_study.BAND.result() if heads_study.BAND.ready() else None
+    except GPTUnavailable:
+        band, caption = None, t(f"{S}.needs_model")
+    else:
+        done, total = heads_study.PROGRESS.read()
+        caption = t(f"{S}.heads_running", done=done, total=total or "…")
+    if band is None:
+        heads_study.BAND.start()
+        with st.container(border=True, key="summary_claim_heads"):
+            st.markdown(t(f"{S}.claim_heads_short"))
+            st.caption(caption)
+            st.page_link(LESSON_FILES["heads"], label=t(f"{S}.link", lesson=t("nav.heads")),
+                         icon=":material/arrow_forward:")
+        return
+    a = band.ablation
+    row = a.ks.index(HEADS_K)
+    draws = a.random_zero[row]
+    text = t(f"{S}.claim_heads", k=HEADS_K, clean=f"{float(a.clean.mean()):.2f}",
+             loss=f"{float(a.induction_zero[row].mean()):.2f}", median=f"{float(np.median(draws)):.2f}",
+             draws=draws.size, percentile=f"{a.percentile(row):.0f}", sinks=f"{float(a.sink_zero[row].mean()):.2f}",
+             sequences=len(a.clean))
+    series = {t("heads.series_induction_zero"): a.induction_zero.mean(axis=1),
+              t("heads.series_sink_zero"): a.sink_zero.mean(axis=1)}
+    levels = {t("heads.level_clean"): float(a.clean.mean()), t("heads.level_first"): a.clean_first}
+    claim(t, Claim("heads", text), lambda: show_plotly(figure_spec(
+        ablation_band, a.ks, a.random_zero, series, levels, title=t(f"{S}.fig_heads"),
+        random_label=t("heads.series_random", draws=a.random_zero.shape[1]), k_label=t("heads.k_label"),
+        value_label=t("heads.loss_label")), key="summary_heads"))
