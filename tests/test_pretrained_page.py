@@ -19,6 +19,7 @@ from attention_core.pretrained import load_model, read_text
 from attention_core.pretrained.measure import lesson_measures, set_results
 from attention_core.pretrained.sets import load_pretrained_sets
 from tests.apptest_utils import assert_clean, decode_array, open_page
+from tests.pages import page
 from ui.shared import startup
 from ui.shared.common import MAX_CHARS, MAX_TOKENS
 
@@ -102,6 +103,8 @@ def test_after_both_answers_every_section_draws(lang):
                 "pretrained_pair_1", "pretrained_wino_map"):
         assert figure(at, key)
     assert len(at.dataframe) >= 1 and len(at.table) >= 1  # the ranked heads (a grid), the catalogue (wrapped)
+    links = [(link.proto.page, link.proto.label) for link in at.get("page_link")]  # "weight is not influence" ->
+    assert (page("heads").url_path, strings(lang)["influence_link"]) in links  # lesson 10, where it is measured
 
 
 def test_model_view_spec_is_selectable_and_covers_every_head():

@@ -102,6 +102,7 @@ def winograd_part(t, study: PairStudy) -> None:
     beyond = study.chance.p_value < 0.05 and study.held_out.held_out_count.interval[0] > 0.5
     st.markdown(f"**{t(f'{S}.verdict_beyond' if beyond else f'{S}.verdict_chance', **values)}**")
     explanation(t(f"{S}.verdict_limits", **values))
+    st.page_link("lessons/heads.py", label=t(f"{S}.influence_link"), icon=":material/arrow_forward:")  # weight vs effect
 
 
 # ---------------------------------------------------------------- the catalogue
