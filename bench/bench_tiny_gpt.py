@@ -49,7 +49,7 @@ def class_at_once(config: Config, students: int, settings: int) -> tuple[float, 
     -> (wall seconds until every student has a run, runs trained)."""
     import threading
 
-    from ui.tiny_gpt import SharedRuns
+    from ui.tiny_gpt.runs import SharedRuns
 
     store, trained = SharedRuns(), []
 

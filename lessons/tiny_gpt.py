@@ -2,15 +2,16 @@
 whose second half repeats the first. The loss sits on a plateau, then drops within a few hundred steps as an
 induction head forms in layer 2 on top of a previous-token head in layer 1; one layer never gets there; switching the
 previous-token head off undoes it; the step of the change varies from seed to seed. It comes after lesson 9, which
-found induction heads in a trained GPT: this page shows where they come from. Every section is in ui/tiny_gpt.py and
+found induction heads in a trained GPT: this page shows where they come from. Every section is in ui/tiny_gpt/ and
 asks its question before it shows what answers it.
 """
 
 import streamlit as st
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.tiny_gpt import (S, bridge_section, control_section, controls, curves_section, data_section, formula,
-                         knockout_section, maps_section, seeds_section)
+from ui.tiny_gpt.runs import S, formula
+from ui.tiny_gpt.sections import (bridge_section, control_section, controls, curves_section, data_section,
+                                  knockout_section, maps_section, seeds_section)
 
 t = translator()
 page_header(t, S, formula())

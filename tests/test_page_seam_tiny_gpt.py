@@ -19,7 +19,7 @@ from attention_core.tiny_gpt import Config, eval_set, init
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import bar_labels, figure, find_sentence, heatmap, number, strings, texts, title_text
 from tests.test_tiny_gpt_core import reference_forward
-from ui.tiny_gpt import shared_runs
+from ui.tiny_gpt.runs import shared_runs
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"
 SEQUENCES_OF_LESSON_9 = 8  # lesson 9's study: two sets of 8 repeated random sequences

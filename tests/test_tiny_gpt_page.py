@@ -17,7 +17,7 @@ from attention_core.tiny_gpt import Config, eval_set
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import bar_labels, figure, find_sentence, number, strings, texts
-from ui.tiny_gpt import SharedRuns
+from ui.tiny_gpt.runs import SharedRuns
 
 
 # ---------------------------------------------------------------- one run per setting, shared
@@ -94,9 +94,10 @@ def test_nothing_is_trained_or_shown_before_the_first_answer(lang, cache):
 
 @pytest.mark.pages
 def test_the_seed_section_shows_each_seeds_formed_step(cache, monkeypatch):
-    import ui.tiny_gpt
+    import ui.tiny_gpt.runs
+    import ui.tiny_gpt.sections
 
-    monkeypatch.setattr(ui.tiny_gpt, "SEEDS", 3)  # 3 of the page's 10 seeds: a test of the section, not the claim
+    monkeypatch.setattr(ui.tiny_gpt.sections, "SEEDS", 3)  # 3 of the page's 10 seeds: a test of the section, not the claim
     at = open_page("tiny_gpt", "en", timeout=900)
     at.radio(key="tiny_seeds_predict").set_value(2).run(timeout=900)
     assert_clean(at)
@@ -105,7 +106,7 @@ def test_the_seed_section_shows_each_seeds_formed_step(cache, monkeypatch):
                              zip(seqs.tokens, seqs.offset, seqs.period) for t in range(o + r + 1, len(row))]))
     want = []
     for seed in range(3):
-        run = ui.tiny_gpt.shared_runs().get((Config(), seed, True))  # the runs the page drew (curves: the seam test)
+        run = ui.tiny_gpt.runs.shared_runs().get((Config(), seed, True))  # the runs the page drew (curves: the seam test)
         ok = (run.induction[:, 1].max(axis=-1) >= 0.4) & (run.loss_repeated < plateau / 2)
         want.append(int(run.steps[np.argmax(ok)]))
         assert ok.any()

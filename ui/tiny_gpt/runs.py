@@ -1,0 +1,156 @@
+"""Watch a head form: the runs, shared by every session. The settings the page offers by default (layers 1-2 x
+heads 1-2 x seeds 0-2, learning rate 0.01, and, without snapshots, the seeds of the seed section) are trained once per
+machine and kept on disk (attention_core.tiny_gpt.store); any other setting is the learner's own run, trained when they
+press the button and kept in memory. Either way one run per setting at a time (single flight): a second session asking
+for a run in progress follows its progress bar. A run trains in the script thread of the session that started it, so a
+learner who leaves (another page, a closed tab, a changed control) stops it at its next progress update: no thread is
+left running and nothing half-done is kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attention_core.tiny_gpt import Config, Run, cached_run, eval_set, formation_step, measure, plateau_loss, train
+
+S = "tiny_gpt"
+DEFAULT = Config()  # the page's default run: 2 layers x 2 heads
+EVERY = 25  # steps between two measurements (and two snapshots of the weights)
+DEFAULT_SEEDS = (0, 1, 2)  # offered by default: trained once per machine, kept on disk
+SEEDS = 10  # the seed section's runs of the default configuration
+LEARNING_RATES = (0.003, 0.005, 0.01, 0.02, 0.03)
+TOKEN_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ#$%&@*"  # the 32 tokens, written as letters so the copy shows
+SHOWN_PERIOD = 8  # the sequence of the maps: 8 random tokens, a segment of 8, the segment again
+OWN_RUNS = 16  # learners' own runs kept in memory (the oldest dropped first)
+
+
+def formula() -> str:
+    return (r"\text{head}_{2}(i) \approx \text{the token after } j, \text{ where } x_{j} = x_{i}"
+            r"\quad\Leftarrow\quad \text{head}_{1}: \; j \to j - 1")
+
+
+def head_label(layer: int, head: int) -> str:
+    return f"L{layer + 1}·H{head + 1}"
+
+
+def token_names(tokens) -> list[str]:
+    return [TOKEN_NAMES[int(i) % len(TOKEN_NAMES)] for i in tokens]
+
+
+# ---------------------------------------------------------------- runs shared by every session
+
+class SharedRuns:
+    """Finished runs shared by every session, one per (config, seed); one run per key at a time.
+
+    ``run(key, compute, own, follow)``: the first caller of a key computes it; a caller of a key in progress waits for
+    it, calling ``follow(step)`` with the leader's progress about twice a second (a Streamlit call there is where a
+    waiting session that left stops waiting). If the leader is stopped, the next waiter computes it.
+    """
+
+    def __init__(self, max_own: int = OWN_RUNS):
+        self._lock = threading.Lock()
+        self._key_locks: dict = {}
+        self._done: OrderedDict = OrderedDict()
+        self._own: list = []
+        self.progress: dict = {}
+        self._max_own = max_own
+
+    def get(self, key) -> Run | None:
+        with self._lock:
+            return self._done.get(key)
+
+    def run(self, key, compute, own: bool, follow) -> Run:
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        while not key_lock.acquire(timeout=0.5):
+            follow(self.progress.get(key, 0))
+        try:
+            done = self.get(key)
+            if done is not None:
+                return done
+            result = compute()
+            with self._lock:
+                self._done[key] = result
+                if own:
+                    self._own.append(key)
+                    while len(self._own) > self._max_own:
+                        self._done.pop(self._own.pop(0), None)
+            return result
+        finally:
+            self.progress.pop(key, None)
+            key_lock.release()
+
+
+@st.cache_resource(show_spinner=False)
+def shared_runs() -> SharedRuns:
+    return SharedRuns()
+
+
+def is_offered(config: Config, seed: int) -> bool:
+    """A setting the page offers by default (kept on disk) rather than a learner's own run."""
+    return replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head) == config and seed in DEFAULT_SEEDS
+
+
+def is_ready(config: Config, seed: int) -> bool:
+    """The run of (config, seed) with its snapshots needs no Train button: offered, or trained already."""
+    return is_offered(config, seed) or shared_runs().get((config, seed, True)) is not None
+
+
+def get_run(t, config: Config, seed: int, label: str, snapshots: bool = True) -> Run:
+    """The run of (config, seed): from memory, from disk, or trained now under a progress bar. Without snapshots:
+    the seed section's runs of the default configuration (on disk too, a few kB each)."""
+    store = shared_runs()
+    snapshots = snapshots or seed in DEFAULT_SEEDS  # (an offered run with snapshots serves the seed section too)
+    key = (config, seed, snapshots)
+    done = store.get(key)
+    if done is not None:
+        return done
+    bar = st.progress(0.0, text=t(f"{S}.training", what=label, step=0, steps=f"{config.steps:,}"))
+
+    def show(step: int) -> None:
+        bar.progress(min(step / config.steps, 1.0),
+                     text=t(f"{S}.training", what=label, step=f"{step:,}", steps=f"{config.steps:,}"))
+
+    def progress(step: int) -> None:
+        store.progress[key] = step
+        show(step)
+
+    on_disk = is_offered(config, seed) or not snapshots
+    if on_disk:
+        compute = lambda: cached_run(config, seed, EVERY, snapshots, progress)  # noqa: E731
+    else:
+        compute = lambda: train(config, seed, EVERY, progress)  # noqa: E731
+    st.session_state["tiny_stopped"] = label  # still here on the next run only if this one never finished
+    run = store.run(key, compute, not on_disk, show)
+    del st.session_state["tiny_stopped"]
+    bar.empty()
+    return run
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def evaluation(config: Config):
+    """The configuration's evaluation sequences and their plateau (the loss of spreading over the tokens seen)."""
+    seqs = eval_set(config)
+    return seqs, plateau_loss(seqs)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def knocked_out(config: Config, seed: int, off: tuple, _run: Run):
+    m = measure(_run.params, evaluation(config)[0], np.array(off, dtype=bool).reshape(config.n_layer, config.n_head))
+    return m.loss_repeated, m.loss_unrepeated, m.induction, m.previous_token
+
+
+def shown_sequence(config: Config) -> int:
+    """The evaluation sequence the maps show: the first with a segment of SHOWN_PERIOD tokens (else the first)."""
+    periods = list(evaluation(config)[0].period)
+    return periods.index(SHOWN_PERIOD) if SHOWN_PERIOD in periods else 0
+
+
+def formed_at(run: Run) -> int | None:
+    return formation_step(run.steps, run.induction, run.loss_repeated, evaluation(run.config)[1])
+
