@@ -87,7 +87,7 @@ UI_ALSO = {
     "glove": {"attention_core.pretrained"},  # lesson 6 puts lesson 8's trained encoder beside its trained head
     "pretrained": {"attention_core.glove.pronouns"},  # lesson 8 reads lesson 6's pronoun sentences
     "transformer": {"attention_core.pretrained"},  # lesson 7 shows the real model's sizes
-    "heads": {"attention_core.gpt"},  # "What heads do" tests lesson 9's model
+    "heads": {"attention_core.gpt", "ui.gpt.page"},  # "What heads do" tests lesson 9's model (and loads it the same way)
     # "Watch a head form" ends on lesson 9's study of the real model (its shared, disk-kept result) beside its own run
     "tiny_gpt": {"attention_core.gpt.weights", "ui.gpt.circuits", "ui.gpt.page"},
 }

