@@ -88,3 +88,43 @@ def head_scatter(x, y, names, *, title: str | None = None, x_label: str = "", y_
     lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
                         xaxis={"title": {"text": x_label}}, yaxis={"title": {"text": y_label}})
     return figure(traces, lay)
+
+
+def repeat_arrows(tokens, queries, targets, weights, *, marked=(), hover=None, title: str | None = None,
+                  min_weight: float = 0.0, line_px: int = 640, height: int | None = None) -> dict:
+    """tokens: (n,) as shown, queries/targets/weights: (m,) arrows from a repeat to a position after an earlier
+    occurrence of its token (width and opacity follow the head's weight there), marked: positions in the accent
+    colour (the targets are in the arrows' colour), hover: (n,) texts -> the text laid out in lines (wrapped at
+    line_px of estimated width) with the arrows: each starts above its repeat and ends below its target (above it
+    when both share a line); an arrow with less weight than min_weight is left out (its target is still coloured)."""
+    from charts.style import text_width_px
+
+    xs, ys, x, line = [], [], 0.0, 0
+    for token in tokens:
+        width = text_width_px(token, 14) + 4
+        if x + width > line_px and x > 0:
+            x, line = 0.0, line + 1
+        xs.append(x + width / 2)
+        ys.append(line)
+        x += width
+    marked, reached = set(int(i) for i in marked), set(int(k) for k in targets)
+    colours = [ACCENT if i in marked else SECOND if i in reached else "#444444" for i in range(len(xs))]
+    text = {"type": "scatter", "mode": "text", "x": xs, "y": ys, "text": [str(tok) for tok in tokens],
+            "textfont": {"size": 14, "color": colours},
+            "hovertext": list(hover) if hover is not None else [str(tok) for tok in tokens], "hoverinfo": "text",
+            "showlegend": False}
+    arrows = []
+    for q, k, w in zip(queries, targets, np.asarray(weights, dtype=np.float64)):
+        q, k, w = int(q), int(k), float(w)
+        if w < min_weight:
+            continue
+        end = ys[k] - 0.32 if ys[k] == ys[q] else ys[k] + 0.32
+        arrows.append({"x": xs[k], "y": end, "ax": xs[q], "ay": ys[q] - 0.32, "xref": "x", "yref": "y",
+                       "axref": "x", "ayref": "y", "text": "", "showarrow": True, "arrowhead": 2,
+                       "arrowsize": 1, "arrowwidth": 0.8 + 3.2 * w, "opacity": 0.25 + 0.75 * w,
+                       "arrowcolor": SECOND})
+    lines = (ys[-1] + 1) if ys else 1
+    lay = figure_layout(title, height or 60 * lines + 90, showlegend=False, annotations=arrows, dragmode=False,
+                        xaxis={"visible": False, "range": [-4, line_px + 4], "fixedrange": True},
+                        yaxis={"visible": False, "range": [lines - 0.4, -0.9], "fixedrange": True})
+    return figure([text], lay)

@@ -101,6 +101,10 @@ SETUPS = [
         ("radio", key, 1) for key in ("heads_off_predict", "heads_comp_predict", "heads_lens_predict",
                                       "heads_sink_predict")), ("heads_lens_text", "heads_name"),
           ("heads_lens_chart", "heads_off_chart")),
+    Setup("heads_ordinary_custom", "heads", (("selectbox", "heads_text_preset", "custom"),
+          ("text_input", "heads_text_text", "Zorblat Quimbley met Zorblat Quimbley."),
+          ("text_input", "heads_text_name", "Zorblat Quimbley"), ("radio", "heads_text_predict", 2)),
+          ("heads_text_text", "heads_text_name"), ("heads_text_arrows",)),
     Setup("summary", "summary"),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]

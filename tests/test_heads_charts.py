@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from charts.heads import ablation_band, head_scatter, interval_bars, rank_by_layer
+from charts.heads import ablation_band, head_scatter, interval_bars, rank_by_layer, repeat_arrows
 from tests.apptest_utils import decode_array
 
 
@@ -22,6 +22,8 @@ def heads_figures() -> dict:
         "head_scatter": (head_scatter, (np.array([0.9, 0.1, 0.5]), np.array([0.0, 5.5, 0.2]), ["L0H0", "L16H0", "L3H3"]),
                          dict(highlight=[0], highlight_label="quiet", other_label="other")),
         "head_scatter_none": (head_scatter, (np.zeros(2), np.zeros(2), ["a", "b"]), {}),
+        "repeat_arrows": (repeat_arrows, (["·Mar", "isol", "·met", "·Mar", "isol"], [3, 4], [1, 2], [0.97, 0.05]),
+                          dict(marked=[3, 4], line_px=60, title="arrows")),
     }
 
 

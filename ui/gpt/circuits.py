@@ -15,7 +15,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt import disk_cache, heads
+from attention_core.gpt import disk_cache, heads, ordinary_text
 from attention_core.gpt import model as gpt_model, weights as gpt_weights
 from attention_core.measure import head_stats
 from attention_core.gpt.sampling import greedy_continuation, sampling_probs
@@ -166,6 +166,19 @@ def heads_table(t, s: Study, prompt: Prompt | None) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
+@st.cache_resource(show_spinner=False)
+def on_ordinary_text(head: tuple[int, int]) -> float:
+    """-> the head's mean weight, from the later tokens of the made-up name in lesson 10's first paragraph, on what
+    followed the same token before (lesson 10's "On ordinary text" shows it with its interval and baselines)."""
+    weights, tokenizer = model()
+    paragraph = ordinary_text.paragraphs()[0]
+    ids = tokenizer.encode(paragraph.text)
+    attention, logits = ordinary_text.head_reading(weights, ids, head)
+    lengths = [len(tokenizer.token_bytes(i)) for i in ids]
+    return float(ordinary_text.name_reading(ids, lengths, paragraph.text, paragraph.name, attention,
+                                            logits).inside.weight.mean())
+
+
 @guarded_fragment
 def induction_section(t, prompt: Prompt | None = None) -> None:
     st.subheader(t(f"{S}.induction_title"))
@@ -207,7 +220,9 @@ def induction_section(t, prompt: Prompt | None = None) -> None:
         st.markdown(t(f"{S}.rope_numbers", shift=ROPE_SHIFT, far=ROPE_FAR, diff=f"{rope_check['diff']:.1e}",
                       largest=f"{rope_check['largest']:.1f}", k=FILLER_TOKENS, head=f"L{s.previous[0]}H{s.previous[1]}",
                       before=f"{rope_check['before']:.2f}", after=f"{rope_check['after']:.2f}"))
-    st.caption(t(f"{S}.induction_limits", total=2 * s.sequences))
+    st.caption(t(f"{S}.induction_limits", total=2 * s.sequences, head=f"L{s.picked[0]}H{s.picked[1]}",
+                 weight=f"{on_ordinary_text(s.picked):.2f}"))
+    st.page_link("lessons/heads.py", label=t("nav.heads"), icon=":material/arrow_forward:")  # where it is shown
     csv_download(t(f"{S}.csv_heads"), heads_table(t, s, prompt), "gpt_heads.csv", key="gpt_heads_csv")
     copy_section(t)
 
