@@ -28,7 +28,8 @@ USER app
 # and its untrained copy (seed 0, the page's control, 540 MB): no first student waits for them, and every replica on a
 # host maps the same read-only files. Then the results that are the same at every start (the induction study,
 # ~/.cache/attention-live/gpt/results, keyed by the weights' hash and the code): no start computes them again.
-RUN python -c "from attention_core.gpt.weights import read_weights, untrained_weights; read_weights(); untrained_weights()" \
+# (prebuild prints how long the weights took; --strict fails the build if they cannot be made.)
+RUN python -m attention_core.gpt.prebuild --strict \
     && python -c "from ui.gpt.circuits import study; study()" \
     && python -c "from ui.heads.study import BAND; BAND.result()"
 EXPOSE 8501

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One-command entry points for a fresh machine (Python 3.11+ only; no system pip needed).
 
-    python3 dev.py run     create/reuse .venv, install requirements.txt, start the app
+    python3 dev.py run     create/reuse .venv, install requirements.txt, build the GPT lesson's float32 weights if
+                           missing (a few seconds, once), start the app
     python3 dev.py test    create/reuse .venv, install requirements-dev.txt, run the whole test suite (CI's command)
     python3 dev.py test --fast   the inner loop: core, charts, every page once per language, the page-seam tests,
                            a small hypothesis budget; no browser, no matrices, no per-lesson AppTest suites (markers:
@@ -78,10 +79,22 @@ def build_gpt_caches() -> None:
     subprocess.run([str(PYTHON), "-c", BUILD_GPT_CACHES], cwd=ROOT, check=True)
 
 
+def prebuild_gpt_weights() -> None:
+    """The GPT lesson's float32 weights built before the server starts (a few seconds once on a new machine, a
+    hash check after), so its first visitor does not wait for them; the child prints one line saying so. Whatever
+    goes wrong here is printed and the app starts anyway: the page then builds them at its first visit."""
+    try:
+        subprocess.run([str(PYTHON), "-m", "attention_core.gpt.prebuild"], cwd=ROOT, check=False)
+    except OSError as exc:
+        print(f"(the GPT's float32 weights are not built now: {exc}; the page builds them at its first visit)",
+              flush=True)
+
+
 def main(argv: list[str]) -> int:
     command, rest = (argv[0] if argv else "help"), argv[1:]
     if command == "run":
         ensure_env("requirements.txt")
+        prebuild_gpt_weights()
         return subprocess.call([str(PYTHON), "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), *rest], cwd=ROOT)
     if command == "test":
         fast = "--fast" in rest

@@ -12,7 +12,9 @@ milliseconds from navigation start to
 The very first visit after the server starts (it loads GloVe and fills the caches) is reported on its own line, as a
 timeline: when the header, a loading message (spinner or progress bar), the first chart and the last chart appeared,
 and when the script was done. ``--fresh-cache`` points the server's XDG_CACHE_HOME at an empty temporary folder (the
-GPT's float32 weights and its cached results are built again: a new server's first visit).
+GPT's float32 weights and its cached results are built again: a new server's first visit). ``--prebuild`` first runs
+`python -m attention_core.gpt.prebuild` in that cache folder, as `python3 dev.py run` does before it starts the server
+(its wall time is printed: what a new machine's start waits before the server accepts anyone).
 Not a test: numbers depend on the machine and its load.
 """
 
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -103,6 +107,14 @@ def _visit(browser, url: str, timeout_ms: float = 120_000) -> dict[str, float]:
         context.close()
 
 
+def _prebuild(env: dict[str, str]) -> None:
+    """Run dev.py run's prebuild step with the server's environment; print its line and its wall time."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "attention_core.gpt.prebuild"], cwd=ROOT, env={**os.environ, **env},
+                   check=False)
+    print(f"prebuild before the server starts (as dev.py run): {time.perf_counter() - start:.1f} s wall", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -110,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--url", default="", help="an app already running (default: start one)")
     ap.add_argument("--fresh-cache", action="store_true",
                     help="the started server gets an empty XDG_CACHE_HOME (a new server: the GPT's caches built again)")
+    ap.add_argument("--prebuild", action="store_true",
+                    help="build the GPT's float32 weights before the server starts, as `dev.py run` does")
     args = ap.parse_args(argv)
     wanted = {p.strip().replace("home", "") for p in args.pages.split(",")} if args.pages else None
     pages = [p for p in PAGES if wanted is None or p.url_path in wanted]
@@ -123,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             env = {}
             if args.fresh_cache:
                 env["XDG_CACHE_HOME"] = stack.enter_context(tempfile.TemporaryDirectory(prefix="first-load-cache-"))
+            if args.prebuild:
+                _prebuild(env)
             server = stack.enter_context(StreamlitServer(APP_SCRIPT, options=PRODUCTION_OPTIONS, log_path=log,
                                                          env=env))
             server.wait_healthy(timeout=90)

