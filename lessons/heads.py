@@ -5,6 +5,7 @@ asks its question before it shows what answers it."""
 from ui.shared.common import page_header, translator, what_to_try
 from ui.heads.sections import composition_section, influence_section, lens_section, prompt_picker, switch_off_section
 from ui.heads.study import S, band_or_progress, base_or_message
+from ui.heads.referent import referent_section
 from ui.heads.ordinary import ordinary_text_section
 
 FORMULA = (r"h^{(\ell)}_{\text{off}}:\; z^{(\ell, h)} \leftarrow 0 \;\text{or}\; \bar z^{(\ell, h)},\qquad"
@@ -20,6 +21,7 @@ if base is not None:
     band = band_or_progress(t)  # the random-head band: None (with its progress) until the start-up work is done
     switch_off_section(t, base, band)
     composition_section(t, base)
+    referent_section(t)  # does the model decide "it" at all? (its behaviour, then patching)
     lens_section(t, base, prompt)
     influence_section(t, base, band)
     ordinary_text_section(t, base)  # lesson 9's induction head on a paragraph with a repeated name

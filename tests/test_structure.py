@@ -50,7 +50,7 @@ CORE = ROOT / "attention_core"
 CORE_ROOMS = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
 MECHANISM = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")  # the index re-exports the GloVe loader
 # In each model's room, the modules that measure what the lesson claims; every other module is the model itself
-MEASUREMENT = {"gpt": {"heads", "causal_study", "rounding", "ordinary_text"}, "pretrained": {"sets", "heads", "measure"}}
+MEASUREMENT = {"gpt": {"heads", "causal_study", "rounding", "ordinary_text", "referent_study"}, "pretrained": {"sets", "heads", "measure"}}
 
 
 def test_the_core_is_laid_out_in_rooms():
