@@ -31,7 +31,8 @@ USER app
 # (prebuild prints how long the weights took; --strict fails the build if they cannot be made.)
 RUN python -m attention_core.gpt.prebuild --strict \
     && python -c "from ui.gpt.circuits import study; study()" \
-    && python -c "from ui.heads.study import BAND; BAND.result()"
+    && python -c "from ui.heads.study import BAND; BAND.result()" \
+    && python -c "from ui.heads.referent import REFERENT; REFERENT.result()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

@@ -68,6 +68,8 @@ try:
     study()
     from ui.heads.study import BAND  # "What heads do": the random-head baseline (minutes once, then on disk)
     BAND.result()
+    from ui.heads.referent import REFERENT  # its "does the model decide 'it'?" study (about 90 s once, then on disk)
+    REFERENT.result()
 except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it
     print(f"(the GPT's float32 caches are not built: {missing})")
 """

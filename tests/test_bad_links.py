@@ -31,7 +31,8 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
                    "pretrained_head", "pretrained_token", "pretrained_from", "pretrained_to"),
     "gpt": ("gpt_preset", "gpt_text", "gpt_temperature", "gpt_top_k", "gpt_top_p", "gpt_new_tokens", "gpt_seed",
             "gpt_name"),
-    "heads": ("heads_lens_preset", "heads_lens_text", "heads_own_list", "heads_own_k", "heads_own_mean", "heads_name"),
+    "heads": ("heads_lens_preset", "heads_lens_text", "heads_own_list", "heads_own_k", "heads_own_mean", "heads_name",
+              "heads_text_preset", "heads_text_text", "heads_text_name"),
     "tiny_gpt": ("tiny_layers", "tiny_heads", "tiny_seed", "tiny_rate"),
     "summary": ("presenter", "lang"),  # no widget of its own: the frame's parameters
 }
@@ -45,6 +46,7 @@ SHOWN_AFTER = {key: ANSWERS for key in ("pretrained_layer", "pretrained_head", "
 SHOWN_AFTER |= {key: (("gpt_next_predict", 1),) for key in ("gpt_temperature", "gpt_top_k", "gpt_top_p")}  # lesson 9
 SHOWN_AFTER["gpt_name"] = (("gpt_induction_predict", 1),)
 SHOWN_WITH["heads_lens_text"] = {"heads_lens_preset": "custom"}  # What heads do
+SHOWN_WITH["heads_text_text"] = SHOWN_WITH["heads_text_name"] = {"heads_text_preset": "custom"}  # (on ordinary text)
 SHOWN_AFTER |= {key: (("heads_off_predict", 1),)
                 for key in ("heads_own_list", "heads_own_k", "heads_own_mean", "heads_name")}
 IMPLIED = {"rnn_preset": "custom"}  # a link with a sentence of its own opens "Type my own" (the rnn page)

@@ -17,7 +17,8 @@ from tests.test_predictions import shown_before
 pytestmark = pytest.mark.pages
 
 REVEALS = {"heads_off_predict": "heads_off_chart", "heads_comp_predict": "heads_comp_chart",
-           "heads_lens_predict": "heads_lens_chart", "heads_sink_predict": "heads_sink_chart"}
+           "heads_referent_predict": "heads_referent_chart", "heads_lens_predict": "heads_lens_chart",
+           "heads_sink_predict": "heads_sink_chart", "heads_text_predict": "heads_text_arrows"}
 
 
 def charts(at) -> list[str]:
@@ -32,7 +33,8 @@ def test_each_question_comes_before_its_reveal(lang, results):
     w = strings(lang)
     for key, chart in REVEALS.items():
         above = shown_before(at, key)
-        for number_key in ("heads.off_numbers", "heads.comp_numbers", "heads.lens_numbers", "heads.sink_numbers"):
+        for number_key in ("heads.off_numbers", "heads.comp_numbers", "heads.lens_numbers", "heads.sink_numbers",
+                           "heads_referent.numbers", "heads_ordinary.numbers"):
             assert w[number_key][:25] not in above  # no result sentence above a question
         at.radio(key=key).set_value(ANSWERS[key]).run()
         assert_clean(at)

@@ -12,9 +12,11 @@ from attention_core.gpt import causal_study as cs
 from attention_core.gpt import ordinary_text as ot
 from attention_core.measure import head_stats
 from charts.heads import repeat_arrows
-from ui.shared.common import MAX_CHARS, explanation, md_escape, predict_then_reveal, preset_or_own_text
+from ui.shared.common import (MAX_CHARS, OWN_TEXT, explanation, md_escape, predict_then_reveal,
+                              preset_or_own_text)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
+from ui.heads.sections import f2  # the lesson's number style
 from ui.heads.study import Base, encode, head_label, model, shown, shown_token, untrained
 
 S = "heads_ordinary"
@@ -39,10 +41,6 @@ def name_read(ids: tuple[int, ...], text: str, name: str, head: tuple[int, int])
             ot.name_reading(ids, lengths, text, name, raw, None))
 
 
-def f2(x: float) -> str:
-    return f"{x:.2f}"
-
-
 def picked_head(base: Base) -> tuple[tuple[int, int], float]:
     """-> the best induction head on the picking set (random tokens), and its mean score there."""
     scores = base.picking.induction.mean(axis=0)
@@ -56,7 +54,8 @@ def paragraph_picker(t) -> tuple[str, str, tuple[int, ...]] | None:
     built_in = paragraphs()
     text = preset_or_own_text(t, S, "heads_text", [p.label[t.lang] for p in built_in], [p.text for p in built_in])
     known = {p.text: p.name for p in built_in}
-    if text in known:
+    own = st.session_state.get("heads_text_preset") == OWN_TEXT  # (the picker's choice: its name box shows at once)
+    if text in known and not own:
         name = known[text]
         st.caption(t(f"{S}.name_given", name=md_escape(name)))
     else:

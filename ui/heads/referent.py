@@ -26,6 +26,7 @@ from ui.heads.study import BAND_WAIT, STUDY_VERSION, head_label, model, shown_to
 from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
+from ui.heads.sections import f2, joined, pct  # the lesson's number style
 from ui.shared.startup import register_startup, registered
 
 S = "heads_referent"
@@ -192,19 +193,6 @@ def study_or_progress(t) -> ReferentResult | None:
 
 
 # ---------------------------------------------------------------- the section
-
-def f2(x: float) -> str:
-    text = f"{x:.2f}"
-    return "0.00" if text == "-0.00" else text
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
-
-
-def joined(t, items) -> str:
-    return ("、" if t.lang == "ja" else ", ").join(items)
-
 
 def referent_answer(r: ReferentResult) -> int:
     """1: right nearly always (at least 90 % of the held-out words); 2: above chance (the interval above half);
