@@ -17,7 +17,7 @@ from ui.shared.common import (MAX_CHARS, OWN_TEXT, explanation, md_escape, predi
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.heads.sections import f2  # the lesson's number style
-from ui.heads.study import Base, encode, head_label, model, shown, shown_token, untrained
+from ui.heads.study import Base, head_label, model, readable_ids, shown, shown_token, untrained
 
 S = "heads_ordinary"
 MAX_PARAGRAPH_TOKENS = 160  # the arrows stay readable and one pass stays well under a second
@@ -61,12 +61,8 @@ def paragraph_picker(t) -> tuple[str, str, tuple[int, ...]] | None:
     else:
         name = st.text_input(t(f"{S}.name_box"), value=built_in[0].name, max_chars=MAX_CHARS, key="heads_text_name",
                              bind="query-params").strip()
-    ids = encode(text)
-    if not ids:
-        st.warning(t(f"{S}.empty"))
-        return None
-    if len(ids) > MAX_PARAGRAPH_TOKENS:
-        st.warning(t(f"{S}.too_long", n=len(ids), limit=MAX_PARAGRAPH_TOKENS))
+    ids = readable_ids(t, text, MAX_PARAGRAPH_TOKENS, f"{S}.empty", f"{S}.too_long")
+    if ids is None:
         return None
     if not name:
         st.warning(t(f"{S}.name_empty"))

@@ -18,7 +18,7 @@ from ui.shared.common import (MAX_CHARS, data_table, explanation, guarded_fragme
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.heads.study import (MAX_NAME_TOKENS, MAX_PROMPT_TOKENS, PERIOD, S, Band, Base, encode, head_label,
-                            lens_of, model, own_heads, shown, shown_token, texts)
+                            lens_of, model, own_heads, readable_ids, shown, shown_token, texts)
 
 SHOWN_K = 8  # the k the first question and the headline sentence are about
 TOP_K_DEFAULT = 4
@@ -211,12 +211,8 @@ def prompt_picker(t) -> tuple[int, ...] | None:
     data = texts()
     text = preset_or_own_text(t, S, "heads_lens", [label[t.lang] for label, _ in data.lens],
                               [text for _, text in data.lens])
-    ids = encode(text)
-    if not ids:
-        st.warning(t(f"{S}.lens_empty"))
-        return None
-    if len(ids) > MAX_PROMPT_TOKENS:
-        st.warning(t(f"{S}.lens_too_long", n=len(ids), limit=MAX_PROMPT_TOKENS))
+    ids = readable_ids(t, text, MAX_PROMPT_TOKENS, f"{S}.lens_empty", f"{S}.lens_too_long")
+    if ids is None:
         return None
     st.caption(t(f"{S}.lens_tokens", n=len(ids), text=shown(ids)))
     return ids

@@ -72,6 +72,18 @@ def encode(text: str) -> tuple[int, ...]:
     return tuple(model()[1].encode(text))
 
 
+def readable_ids(t, text: str, limit: int, empty_key: str, too_long_key: str) -> tuple[int, ...] | None:
+    """-> the text's token ids, or None after a warning: no token at all, or more than ``limit``."""
+    ids = encode(text)
+    if not ids:
+        st.warning(t(empty_key))
+        return None
+    if len(ids) > limit:
+        st.warning(t(too_long_key, n=len(ids), limit=limit))
+        return None
+    return ids
+
+
 SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
 
 
