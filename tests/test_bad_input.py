@@ -103,7 +103,8 @@ SETUPS = [
           ("heads_lens_chart", "heads_off_chart")),
     Setup("heads_ordinary_custom", "heads", (("selectbox", "heads_text_preset", "custom"),
           ("text_input", "heads_text_text", "Zorblat Quimbley met Zorblat Quimbley."),
-          ("text_input", "heads_text_name", "Zorblat Quimbley"), ("radio", "heads_text_predict", 2)),
+          ("text_input", "heads_text_name", "Zorblat Quimbley"), ("radio", "heads_text_predict", 2),
+          ("radio", "heads_off_predict", 1)),  # (the page's sliders: the learner's own heads, after this question)
           ("heads_text_text", "heads_text_name"), ("heads_text_arrows",)),
     Setup("summary", "summary"),
 ]
