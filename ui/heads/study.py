@@ -25,7 +25,8 @@ from attention_core.gpt import causal_study as cs
 from attention_core.gpt import heads as head_scores
 from attention_core.gpt.weights import GPTUnavailable, built_once, default_cache_root, file_sha256
 from attention_core.presets import bilingual, read_preset
-from ui.gpt.page import INSTALL_COMMAND, model, untrained  # lesson 9's model and its untrained copy, loaded once
+from ui.gpt.page import INSTALL_COMMAND, model, shown_token, untrained  # lesson 9's model, its untrained copy
+# (loaded once) and its way of showing a token
 from ui.shared.common import md_escape
 from ui.shared.startup import register_startup
 
@@ -82,22 +83,6 @@ def readable_ids(t, text: str, limit: int, empty_key: str, too_long_key: str) ->
         st.warning(t(too_long_key, n=len(ids), limit=limit))
         return None
     return ids
-
-
-SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
-
-
-@st.cache_data(show_spinner=False, max_entries=4096)
-def shown_token(token_id: int) -> str:
-    """A token as lesson 9 shows it: a space as '·'; a piece that is no whole printable character as its bytes."""
-    raw = model()[1].token_bytes(int(token_id))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is None or not text.replace(" ", "").replace("\n", "").replace("\t", "").isprintable():
-        return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
-    return text.translate(SHOWN)
 
 
 def shown(ids) -> str:
