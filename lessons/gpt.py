@@ -7,7 +7,7 @@ stay when the prompt is empty.
 """
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.gpt.page import S, formula, japanese_section, model_card, model_or_message, prompt_picker
+from ui.gpt.page import S, formula, japanese_section, model_card, model_or_message, prompt_picker, rounding_section
 from ui.gpt.cache import cache_section
 from ui.gpt.circuits import induction_section, sink_section
 from ui.gpt.mask import mask_section, minimal_pair_section
@@ -30,3 +30,4 @@ if model_or_message(t):
     if prompt is not None:
         cache_section(t, prompt)
     japanese_section(t)
+    rounding_section(t)  # what the 4-bit copy changes (it names the answers of the questions above, so it comes last)

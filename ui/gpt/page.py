@@ -230,7 +230,6 @@ def model_card(t) -> None:
               biggest_params=count_text(t.lang, biggest_params),
               ratio=f"{biggest_params / params:,.0f}"),
             icon=":material/memory:")
-    st.markdown(rounding_caveat(t, rounding_result()))
     names = [t(f"{S}.this_model")] + [name for name, _ in texts().sizes]
     counts = [params] + [p for _, p in texts().sizes]
     show_plotly(figure_spec(model_sizes, names, counts, title=t(f"{S}.sizes_title"),
@@ -267,6 +266,13 @@ def rounding_result() -> dict | None:
             return None
         found["value"] = value
     return found["value"]
+
+
+def rounding_section(t) -> None:
+    """The 4-bit caveat, at the end of the page: it names the default prompt's answer and the induction head, so
+    nothing above a question may show it."""
+    st.divider()
+    st.markdown(rounding_caveat(t, rounding_result()))
 
 
 def rounding_caveat(t, result: dict | None) -> str:
