@@ -327,10 +327,11 @@ def section_heads(t: Translator) -> None:
     except GPTUnavailable:
         band, caption = None, t(f"{S}.needs_model")
     else:
+        if band is None:
+            heads_study.BAND.start()  # (start-up work: already running unless this process skipped it)
         done, total = heads_study.PROGRESS.read()
         caption = t(f"{S}.heads_running", done=done, total=total or "…")
     if band is None:
-        heads_study.BAND.start()
         with st.container(border=True, key="summary_claim_heads"):
             st.markdown(t(f"{S}.claim_heads_short"))
             st.caption(caption)
