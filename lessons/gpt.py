@@ -7,7 +7,8 @@ stay when the prompt is empty.
 """
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.gpt.page import S, formula, japanese_section, model_card, model_or_message, prompt_picker, rounding_section
+from ui.gpt.page import S, formula, japanese_section, model_card, model_or_message, prompt_picker
+from ui.gpt.rounding import rounding_section
 from ui.gpt.cache import cache_section
 from ui.gpt.circuits import induction_section, sink_section
 from ui.gpt.mask import mask_section, minimal_pair_section

@@ -12,6 +12,7 @@ from attention_core.blas import single_blas_thread
 from attention_core.gpt import causal_study as cs
 from attention_core.gpt import heads
 from attention_core.gpt import interventions as iv
+from attention_core.measure import head_stats
 from tests.test_gpt_interventions import CONFIG, random_weights
 
 PERIOD = 5
@@ -117,9 +118,29 @@ def test_rank_correlation_is_spearmans_with_a_bootstrap_interval():
     x = rng.normal(size=60)
     y = 0.5 * x + rng.normal(size=60)
     y[:5] = y[5]  # ties
-    rho, low, high = cs.rank_correlation(x, y, resamples=500)
+    rho, low, high = head_stats.rank_correlation(x, y, cs.RANDOM_SEED, resamples=500)
     assert rho == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
     assert low < rho < high and 0 < low
+
+
+def test_ranks_of_many_rows_at_once_are_scipys_with_ties():
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(1)
+    rows = np.round(rng.normal(size=(200, 41)), 0)  # many ties in every row
+    assert np.array_equal(head_stats._ranks(rows), rankdata(rows, axis=-1))
+    assert np.array_equal(head_stats._ranks(np.ones(7)), rankdata(np.ones(7)))
+
+
+def test_the_bootstrap_interval_is_the_loop_over_resamples():
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=40), rng.normal(size=40)
+    idx = np.random.default_rng(cs.RANDOM_SEED).integers(0, 40, size=(300, 40))
+    loop = [spearmanr(x[i], y[i]).statistic for i in idx]
+    _, low, high = head_stats.rank_correlation(x, y, cs.RANDOM_SEED, resamples=300)
+    assert (low, high) == pytest.approx(tuple(np.quantile(loop, [0.025, 0.975])), abs=1e-12)
 
 
 def test_single_head_effects_are_whole_runs_minus_the_clean_one(setup):

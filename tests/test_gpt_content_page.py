@@ -150,13 +150,13 @@ def test_pressing_again_measures_again_and_says_when(monkeypatch):
     import ui.gpt.cache as cache
 
     calls = []
-    real = cache._measure
+    real = cache._in_child
 
-    def counting(weights, ids, count):
-        calls.append(len(ids))
-        return real(weights, ids, count)
+    def counting(jobs, *args, **kwargs):  # the lengths sent to the child process on each press
+        calls.extend(len(ids) for ids, _ in jobs)
+        return real(jobs, *args, **kwargs)
 
-    monkeypatch.setattr(cache, "_measure", counting)
+    monkeypatch.setattr(cache, "_in_child", counting)
     at = answer_all(open_page("gpt", timeout=600))
     n = len(ids_of(PROMPT))
     at.button(key="gpt_cache_measure").click().run()
@@ -189,7 +189,8 @@ def test_lesson_9_offers_its_tables_as_csv_with_a_bom_and_headers_in_the_pages_l
     probs = softmax(full_pass(ids_of(PROMPT)).logits[-1])
     order = np.argsort(-probs)[:10]
     assert list(top[s["col_id"]]) == [int(i) for i in order]
-    np.testing.assert_allclose(top[s["model_probs"]], probs[order], atol=1e-6)
+    # the page's pass is the server's (batched prompts, a KV cache): float32 sums in another order, 2e-6 apart on CI
+    np.testing.assert_allclose(top[s["model_probs"]], probs[order], rtol=2e-5, atol=1e-6)
     data, made = csv_of(at, files, "gpt_gen_csv")
     assert data.startswith(b"\xef\xbb\xbf") and list(made.columns) == [s["col_step"], s["col_token"], s["col_id"],
                                                                        s["probability"]]

@@ -220,3 +220,82 @@ def test_building_the_float32_copy_reports_each_stage_and_every_tensor(tmp_path,
     seen.clear()
     weights.model_cache_dir(weights.gguf_path(), cache_root=tmp_path)  # built: only the hash is checked
     assert [s[0] for s in seen] == ["hashing", ""]
+
+
+def test_a_presets_value_is_kept_on_disk_and_a_learners_own_prompt_never_is(tmp_path, monkeypatch):
+    """ui.gpt.serving.presets_on_disk: the page's preset prompts (fixed texts) are read from disk at a later start;
+    any other prompt is computed every time and leaves nothing on disk."""
+    from ui.gpt import page, serving
+
+    monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
+    monkeypatch.setattr(disk_cache, "weights_digest", lambda: DIGEST)
+    monkeypatch.setattr(page, "preset_prompts", lambda: ((5, 6, 7), (8, 9)))
+    calls = []
+
+    @serving.presets_on_disk("measured")
+    def measured(ids, head):
+        calls.append((ids, head))
+        return {"sum": float(sum(ids)) / 3, "head": head}
+
+    assert measured((5, 6, 7), (1, 2)) == {"sum": 6.0, "head": (1, 2)}
+    assert measured((5, 6, 7), (1, 2)) == {"sum": 6.0, "head": (1, 2)}  # read back: the same value
+    assert calls == [((5, 6, 7), (1, 2))]  # a preset: computed once, then read from disk
+    assert measured((5, 6, 7), (3, 4))["head"] == (3, 4) and len(calls) == 2  # another argument: its own file
+    written = sorted(tmp_path.rglob("measured-*.json"))
+    assert len(written) == 2
+    own = (5, 6, 8)  # a learner's own prompt
+    assert measured(own, (1, 2)) == {"sum": 19 / 3, "head": (1, 2)} and measured(own, (1, 2))["sum"] == 19 / 3
+    assert calls[-2:] == [(own, (1, 2)), (own, (1, 2))]  # computed each time (the page's own cache keeps it)
+    assert sorted(tmp_path.rglob("measured-*.json")) == written  # and never written to disk
+
+
+@pytest.mark.slow
+def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, monkeypatch):
+    """store_results (dev.py, the image's build) writes what each question's first answer reads; after a restart
+    (the process's caches cleared) warm_answers reads them back with no pass of the model but the presets' own
+    passes, and every value is the one computed."""
+    from attention_core.gpt import interventions, model as gpt_model
+    from ui.gpt import circuits, mask, next_token, page
+
+    monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
+    passes, here = [], threading.get_ident()  # (a start-up thread of an earlier page test may run passes too)
+    for module in (gpt_model, interventions):
+        real = module.run
+        monkeypatch.setattr(module, "run", lambda *a, _real=real, **k: (
+            threading.get_ident() == here and passes.append(1), _real(*a, **k))[1])
+    functions = (mask.referent_study, circuits.on_ordinary_text, next_token.chat_top, mask.leak_test,
+                 circuits.rotary_check, circuits.random_first)
+
+    def restart():
+        for function in (*functions, mask.minimal_pair_sentences, page.japanese_facts, page._preset_pass,
+                         page._own_pass, next_token.distribution):
+            function.clear()
+
+    restart()
+    circuits.store_results()
+    s = circuits.study()
+    presets = page.preset_prompts()
+    computed = {"referent": vars(mask.referent_study()), "ordinary": circuits.on_ordinary_text(s.picked),
+                "chat": [next_token.chat_top(ids) for ids in presets],
+                "leak": [vars(mask.leak_test(ids)) for ids in presets],
+                "rotary": [circuits.rotary_check(ids, s.previous) for ids in presets],
+                "first": [circuits.random_first(ids) for ids in presets]}
+    for name in ("referent-study", "ordinary-text-head", "chat-top", "leak-test", "rotary-check", "random-first"):
+        assert list(tmp_path.rglob(f"{name}-*.json")), name
+    restart()
+    passes.clear()
+    monkeypatch.setattr(circuits.WARM, "result", lambda: None)  # (the default prompt's warm-up is not under test)
+    circuits.warm_answers()
+    own_passes = sum(1 + (len(ids) >= 3) for ids in presets)  # each preset's pass, and the untrained copy's
+    assert len(passes) == own_passes
+    again = {"referent": vars(mask.referent_study()), "ordinary": circuits.on_ordinary_text(s.picked),
+             "chat": [next_token.chat_top(ids) for ids in presets],
+             "leak": [vars(mask.leak_test(ids)) for ids in presets],
+             "rotary": [circuits.rotary_check(ids, s.previous) for ids in presets],
+             "first": [circuits.random_first(ids) for ids in presets]}
+    assert len(passes) == own_passes  # all of it read back (or from the process's caches): not one pass more
+    for key in ("ordinary", "chat", "leak", "rotary", "first"):
+        assert again[key] == computed[key], key
+    for name, value in computed["referent"].items():
+        assert np.array_equal(np.asarray(value), np.asarray(again["referent"][name])), name
+    restart()

@@ -251,3 +251,6 @@ def test_lesson_9_registers_its_start_up_work():
 
     assert "ui.gpt.circuits" in startup.STARTUP_MODULES
     assert lesson.WARM is startup.register_startup("gpt-lesson", lambda: None)  # registered once
+    assert lesson.ANSWERS is startup.register_startup("gpt-answers", lambda: None)
+    order = startup.registered()
+    assert order.index(lesson.WARM) < order.index(lesson.ANSWERS)  # the page's opening first, then the answers

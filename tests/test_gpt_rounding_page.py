@@ -57,9 +57,9 @@ def test_the_caveat_shows_the_stored_numbers(result, lang):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_before_the_study_is_on_disk_the_page_says_it_is_being_measured(monkeypatch, lang):
     from attention_core.gpt import rounding
-    from ui.gpt import page
+    from ui.gpt import rounding as gpt_rounding
 
-    page._rounding_found.clear()  # the process's copy of the result, read before
+    gpt_rounding._rounding_found.clear()  # the process's copy of the result, read before
     monkeypatch.setattr(rounding, "stored_study", lambda *args: None)
     monkeypatch.setattr(rounding, "measure_in_background", lambda *args: None)  # a start-up here starts nothing
     at = open_page("gpt", lang, timeout=180)
@@ -67,15 +67,15 @@ def test_before_the_study_is_on_disk_the_page_says_it_is_being_measured(monkeypa
     note = strings(lang)["rounding_pending"]
     assert note in shown(at)
     assert not [m for m in shown(at) if m.startswith(OPENING[lang])]
-    page._rounding_found.clear()
+    gpt_rounding._rounding_found.clear()
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_a_second_rounding_that_moves_the_heads_is_not_called_kept(result, lang):
-    from ui.gpt import page
+    from ui.gpt import rounding as gpt_rounding
     from ui.shared.i18n import Translator
 
     moved = {**result, "heads": [result["heads"][0], [0, 0]], "shared": 5}
-    line = page.rounding_caveat(Translator(lang), moved)
+    line = gpt_rounding.rounding_caveat(Translator(lang), moved)
     assert line.startswith(strings(lang)["rounding_moved"][:20]) and "L0H0" in line and " 5 " in line
     assert strings(lang)["rounding_kept"].split("{head}")[0] not in line

@@ -189,3 +189,33 @@ def test_threads_asking_for_the_same_cache_folder_at_once_build_it_once(tmp_path
     for thread in threads:
         thread.join(10)
     assert len(calls) == 1 and results == [final] * 4 and (final / "weights.npy").read_bytes() == b"x"
+
+
+def test_a_build_whose_write_waits_for_another_folders_build_in_another_thread_finishes(tmp_path):
+    """The heads' band is written while it waits for their base, which another thread builds: one lock for every
+    folder hung a fresh machine's start-up there (each thread waited for the other)."""
+    import threading
+
+    from attention_core.gpt.weights import built_once
+
+    base, band = tmp_path / "base", tmp_path / "band"
+    band_writing, base_done, results = threading.Event(), threading.Event(), {}
+
+    def build_base():
+        assert band_writing.wait(10)  # the band's write is under way (and holds whatever it holds) when base asks
+        results["base"] = built_once(base, lambda folder: (folder / "r").write_text("base"))
+        base_done.set()
+
+    def write_band(folder):
+        band_writing.set()
+        assert base_done.wait(10), "the base's build waited for the band's"
+        (folder / "r").write_text("band after " + (base / "r").read_text())
+
+    threads = [threading.Thread(target=build_base),
+               threading.Thread(target=lambda: results.setdefault("band", built_once(band, write_band)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert results == {"base": base, "band": band}
+    assert (band / "r").read_text() == "band after base"

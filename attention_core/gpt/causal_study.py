@@ -316,30 +316,6 @@ def single_head_effects(weights: GPTWeights, scoring: SetRun, period: int, progr
     return effects
 
 
-def rank_correlation(x: np.ndarray, y: np.ndarray, seed: int = RANDOM_SEED,
-                     resamples: int = BOOTSTRAP) -> tuple[float, float, float]:
-    """x, y: (m,) -> (Spearman's rho, 2.5 % and 97.5 % of its bootstrap over the m items, resampled with `seed`)."""
-    x, y = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
-
-    def rho(a, b):
-        ra, rb = _ranks(a), _ranks(b)
-        ra, rb = ra - ra.mean(), rb - rb.mean()
-        denominator = np.sqrt((ra * ra).sum() * (rb * rb).sum())
-        return float((ra * rb).sum() / denominator) if denominator > 0 else 0.0
-
-    rng = np.random.default_rng(seed)
-    samples = [rho(x[idx], y[idx]) for idx in rng.integers(0, x.size, size=(resamples, x.size))]
-    low, high = np.quantile(samples, [0.025, 0.975])
-    return rho(x, y), float(low), float(high)
-
-
-def _ranks(a: np.ndarray) -> np.ndarray:
-    """-> (m,) average ranks (ties share the mean of their ranks)."""
-    from scipy.stats import rankdata  # (imported here: only the correlation needs it)
-
-    return rankdata(a)
-
-
 @dataclass(frozen=True)
 class SinkReading:
     """Position 0 in a set of texts: per head (L, H) its attention weight on position 0 and its norm-weighted share

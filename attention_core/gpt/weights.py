@@ -231,7 +231,15 @@ def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
     (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
 
 
-_BUILDING = threading.Lock()  # one build at a time in a process: threads asking for the same folder build it once
+# one lock per folder, not one for all: a build whose write asks for another folder (the heads' band waits for their
+# base) would otherwise wait for a lock it holds itself (a fresh machine's start-up hung there)
+_FOLDER_LOCKS: dict[Path, threading.Lock] = {}
+_FOLDER_LOCKS_GUARD = threading.Lock()
+
+
+def _folder_lock(final: Path) -> threading.Lock:
+    with _FOLDER_LOCKS_GUARD:
+        return _FOLDER_LOCKS.setdefault(Path(os.path.abspath(final)), threading.Lock())
 
 
 def built_once(final: Path, write) -> Path | None:
@@ -239,11 +247,12 @@ def built_once(final: Path, write) -> Path | None:
 
     Built in a temporary folder next to it and renamed into place: a reader never sees half a cache, and when two
     processes build at once, the second rename fails and that process uses the first one's folder. Within a process,
-    a thread that asks while another builds waits for that build (the start-up work and a first visitor, say).
+    a thread that asks while another builds the same folder waits for that build (the start-up work and a first
+    visitor, say); builds of other folders go on meanwhile, so a write may itself ask for another folder.
     """
     if final.is_dir():
         return final
-    with _BUILDING:
+    with _folder_lock(final):
         return _build(final, write)
 
 

@@ -1,6 +1,10 @@
 """Lesson 9: the KV cache in numbers. Its size for the prompt and at the model's full context next to the weights
-(from the model's shapes), then, on a click, the time per new token measured live on this server at two lengths (the
-prompt, and the prompt filled to 200 tokens): the whole text run again for every token, against one cached step."""
+(from the model's shapes), then, on a click, the CPU time per new token measured live on this server at two lengths
+(the prompt, and the prompt filled to 200 tokens): the whole text run again for every token, against one cached step.
+
+The measurement (about 4.5 s of CPU) runs in a child process at the lowest priority (ui/shared/child.py), so it uses
+only the CPU the class's servers leave idle; it is timed in CPU seconds (attention_core/gpt/kv_timing.py), which a
+wait for a free core does not change."""
 
 from __future__ import annotations
 
@@ -11,9 +15,11 @@ import streamlit as st
 
 from attention_core import gpt
 from attention_core.gpt import heads as gpt_heads
+from attention_core.gpt import kv_timing
 from attention_core.gpt.weights import parameter_count
 from charts.gpt import grouped_bars
-from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
+from ui.shared import child
+from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.gpt.page import S, Prompt, model
@@ -60,45 +66,35 @@ def measurements() -> dict:
     return {}
 
 
-def measure(ids: tuple[int, ...]) -> dict:
-    """Time the prompt as it is and filled to LONG tokens, each way. Every press gets a measurement that finished
-    after it was pressed: a class pressing at once on the teacher's prompt waits for one measurement (the lock) and
-    shares it, instead of 40 measuring each other; a later press measures again. The result says when it was made."""
+def measure(ids: tuple[int, ...], wait=None) -> dict:
+    """Time the prompt as it is and filled to LONG tokens, each way, in a child process. Every press gets a
+    measurement that finished after it was pressed: a class pressing at once on the teacher's prompt waits for one
+    measurement (the lock) and shares it, instead of 40 measuring each other; a later press measures again. The result
+    says when it was made. wait() is called in this thread about four times a second while it waits (for the lock or
+    the child): a Streamlit call there lets a learner who leaves stop waiting (and kills the child, if theirs).
+    child.ChildFailed (one line) when the child fails."""
     pressed = time.time()
-    with measuring():
+    lock = measuring()
+    while not lock.acquire(timeout=child.TICK):
+        if wait is not None:
+            wait()
+    try:
         stored = measurements().get(ids)
         if stored is not None and stored["finished"] >= pressed:
             return stored
-        weights = model()[0]
-        long_ids = gpt_heads.filled_to(list(ids), LONG)
-        timing = {"ids": ids, "short": _measure(weights, ids, TIMED_TOKENS),
-                  "long": _measure(weights, tuple(long_ids), LONG_TIMED_TOKENS),
-                  "finished": time.time()}
+        long_ids = tuple(gpt_heads.filled_to(list(ids), LONG))
+        short, long = _in_child(((ids, TIMED_TOKENS), (long_ids, LONG_TIMED_TOKENS)), wait)
+        timing = {"ids": ids, "short": short, "long": long, "finished": time.time()}
         measurements()[ids] = timing
         return timing
+    finally:
+        lock.release()
 
 
-def _measure(weights, ids: tuple[int, ...], count: int) -> dict:
-    """Greedy new tokens, timed: without the cache (a full pass over the text so far per token, no maps kept) and
-    with it (one cached step per token)."""
-    text = list(ids)
-    without = []
-    for _ in range(count):
-        start = time.perf_counter()
-        logits = gpt.prefill(weights, text)[0]
-        without.append(time.perf_counter() - start)
-        text.append(int(logits.argmax()))
-    logits, cache = gpt.prefill(weights, list(ids))
-    caches, with_cache, made = [cache], [], []
-    for _ in range(count):
-        token = int(logits.argmax())
-        made.append(token)
-        start = time.perf_counter()
-        logits = gpt.decode_step(weights, caches, [token])[0]
-        with_cache.append(time.perf_counter() - start)
-    same = made == text[len(ids):]
-    return {"without": sum(without) / count, "with": sum(with_cache) / count, "same": same,
-            "n": len(ids), "k": count, "length": len(ids) + count}
+def _in_child(jobs, wait=None) -> list[dict]:
+    """jobs: ((ids, new tokens), ...) -> their kv_timing.time_per_token dicts, computed in one child process (it
+    loads the model itself, memory-mapped)."""
+    return child.run(kv_timing.time_lengths, (jobs,), name="gpt kv timing", wait=wait)["timings"]
 
 
 @guarded_fragment
@@ -122,8 +118,12 @@ def cache_section(t, prompt: Prompt) -> None:
                   share=f"{share:.0%}", equal=f"{weights / per_token:,.0f}", students=CLASS,
                   class_size=_size(CLASS * full)))
     if st.button(t(f"{S}.cache_measure", long=LONG), key="gpt_cache_measure", icon=":material/timer:"):
+        checkpoint = st.empty()  # emptied while the child runs: where Streamlit stops a learner who left
         with st.spinner(t(f"{S}.cache_running", long=LONG)):
-            st.session_state.gpt_cache_timing = measure(prompt.ids)
+            try:
+                st.session_state.gpt_cache_timing = measure(prompt.ids, wait=checkpoint.empty)
+            except child.ChildFailed as error:
+                st.error(t(f"{S}.cache_failed", reason=md_escape(str(error))))
     timing = st.session_state.get("gpt_cache_timing")
     if timing is None or timing["ids"] != prompt.ids:
         return
@@ -141,3 +141,4 @@ def cache_section(t, prompt: Prompt) -> None:
                   long_without=f"{long['without'] * 1e3:.0f}", long_with=f"{long['with'] * 1e3:.0f}",
                   long_ratio=ratio(long), size=_size(cache_bytes(long["length"])), length=long["length"]))
     st.caption(t(f"{S}.cache_same" if short["same"] and long["same"] else f"{S}.cache_differs"))
+    st.caption(t(f"{S}.cache_cpu"))

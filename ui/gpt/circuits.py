@@ -15,21 +15,23 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt import disk_cache, heads, ordinary_text
+from attention_core.gpt import disk_cache, heads, interventions, ordinary_text
 from attention_core.gpt import model as gpt_model, weights as gpt_weights
 from attention_core.measure import head_stats
+from attention_core.presets import DATA_DIR
 from attention_core.gpt.sampling import greedy_continuation, sampling_probs
 from charts.gpt import grouped_bars, induction_map, layer_profile
 from ui.shared.common import (MAX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
                               predict_then_reveal)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import (S, Prompt, answer_for, encode, japanese_facts, model, percent, prompt_pass, shown_tokens,
-                         texts, token_list, untrained)
-from ui.gpt.mask import leak_test, minimal_pair_sentences
+from ui.gpt.page import (S, Prompt, answer_for, encode, japanese_facts, model, percent, preset_prompts, prompt_pass,
+                         shown_tokens, texts, token_list, untrained)
+from ui.gpt.mask import leak_test, minimal_pair_sentences, referent_study
+from ui.gpt.next_token import Knobs, chat_top, distribution
 from ui.shared.startup import register_startup
 from ui.gpt.page import UNTRAINED_SEED
-from ui.gpt.serving import MODEL
+from ui.gpt.serving import MODEL, presets_on_disk, results_on_disk
 
 SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
 PERIOD = 20  # random tokens per copy
@@ -125,8 +127,10 @@ SINK_CONTROL_SEED = 0  # the random first token of the sink's control
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@presets_on_disk("random-first")
 def random_first(ids: tuple[int, ...]) -> tuple[int, float]:
-    """-> (the random token put first, the trained heads' mean weight on it): the sink with the word changed."""
+    """-> (the random token put first, the trained heads' mean weight on it): the sink with the word changed (a
+    preset's read from disk: the same at every start)."""
     swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, model()[0].config.vocab)
     return swapped[0], float(heads.sink_share(gpt.forward(model()[0], swapped, all_logits=False).attention).mean())
 
@@ -139,10 +143,11 @@ FILLER = "\n"
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@presets_on_disk("rotary-check")
 def rotary_check(ids: tuple[int, ...], head: tuple[int, int]) -> dict:
     """Rotary positions at work on the prompt: layer 0's scores with the prompt moved ROPE_SHIFT and ROPE_FAR
     positions later (largest |difference|), and the previous-token head's score with FILLER_TOKENS new lines before
-    the prompt in the whole model."""
+    the prompt in the whole model (a preset's read from disk: the same at every start)."""
     weights = model()[0]
     diff, largest = heads.rotary_shift_difference(weights, ids, (ROPE_SHIFT, ROPE_FAR))
     shifted = gpt.forward(weights, list(encode(FILLER) * FILLER_TOKENS) + list(ids), all_logits=False).attention
@@ -167,9 +172,11 @@ def heads_table(t, s: Study, prompt: Prompt | None) -> pd.DataFrame:
 
 
 @st.cache_resource(show_spinner=False)
+@results_on_disk("ordinary-text-head", sources=(ordinary_text, interventions, DATA_DIR / f"{ordinary_text.PRESET_NAME}.toml"))
 def on_ordinary_text(head: tuple[int, int]) -> float:
     """-> the head's mean weight, from the later tokens of the made-up name in lesson 10's first paragraph, on what
-    followed the same token before (lesson 10's "On ordinary text" shows it with its interval and baselines)."""
+    followed the same token before (lesson 10's "On ordinary text" shows it with its interval and baselines). The
+    same at every start: kept on disk."""
     weights, tokenizer = model()
     paragraph = ordinary_text.paragraphs()[0]
     ids = tokenizer.encode(paragraph.text)
@@ -305,3 +312,41 @@ def warm_lesson() -> None:
 
 
 WARM = register_startup("gpt-lesson", warm_lesson)
+
+
+def store_results() -> None:
+    """Every lesson-9 result that is the same at every start and kept on disk, computed now where it is missing:
+    the repeated-sequence study, the famous sentence (its pair, its other last words), Japanese, the picked head on
+    lesson 10's paragraph, and on every preset prompt what its questions' answers read (the chat format's top
+    tokens, the leak test, the rotary check, the sink's random first token). dev.py and the image's build call it,
+    so no server start computes them; the start-up thread (warm_answers) then only reads them."""
+    s = study()
+    minimal_pair_sentences()
+    japanese_facts()
+    referent_study()
+    on_ordinary_text(s.picked)
+    for ids in preset_prompts():  # as the page asks for them (the same conditions)
+        chat_top(ids)
+        if len(ids) >= 2:
+            leak_test(ids)
+            rotary_check(ids, s.previous)
+        if len(ids) >= 3:
+            random_first(ids)
+
+
+def warm_answers() -> None:
+    """Start-up, after warm_lesson: what a student's first answer to each question of the page reads, on every
+    preset prompt, so no first answer in a class computes a fixed result. The results kept on disk are read (or
+    computed and written, store_results); the presets' own passes (270 maps each, the trained model and the
+    untrained copy) and their next-token distribution are computed into memory (a preset chosen, the sink's
+    answer)."""
+    WARM.result()
+    store_results()
+    for ids in preset_prompts():
+        prompt_pass(ids)
+        distribution(ids, Knobs(1.0, 0, 1.0))  # the next-token question's answer, as next_token_section asks
+        if len(ids) >= 3:
+            prompt_pass(ids, trained=False)  # the sink's control
+
+
+ANSWERS = register_startup("gpt-answers", warm_answers)

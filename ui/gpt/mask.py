@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention_core import gpt
 from attention_core.gpt import heads as gpt_heads  # (here "heads" counts a layer's heads)
-from ui.gpt.serving import results_on_disk
+from ui.gpt.serving import presets_on_disk, results_on_disk
 from charts.gpt import grouped_bars
 from charts.model_view import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
@@ -40,10 +40,11 @@ class Leak:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@presets_on_disk("leak-test", Leak)
 def leak_test(ids: tuple[int, ...]) -> Leak:
     """The last token replaced by another and the changed text run again in full (a pass of its own, no cache):
     its earlier rows of all maps and its earlier logits against the prompt's pass (``prompt_pass``, computed once).
-    ids: at least 2 tokens."""
+    ids: at least 2 tokens. A preset's is read from disk (the same at every start)."""
     new = encode(REPLACEMENT)[0]
     if new == ids[-1]:
         new = encode(" apple")[0]
@@ -102,7 +103,10 @@ class ReferentStudy:
 
 
 @st.cache_resource(show_spinner=False)
+@results_on_disk("referent-study", ReferentStudy)
 def referent_study() -> ReferentStudy:
+    """The famous sentence's other last words (16 passes, and 16 more with the question): the same at every start,
+    kept on disk."""
     data = texts()
     pair = minimal_pair_sentences()
     stem = data.minimal_pair_text[: len(data.minimal_pair_text) - len(pair.words[0])]

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attention_core.gpt import heads as gpt_heads
+from attention_core.gpt import heads as gpt_heads, sampling as gpt_sampling
 from attention_core.gpt.batching import GenerationError
 from attention_core.gpt.sampling import entropy_nats, sampling_probs
 from charts.gpt import next_token_bars
@@ -28,7 +28,7 @@ from ui.shared.common import csv_download, data_table, explanation, md_escape, p
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.gpt.page import S, Prompt, answer_for, decode, encode, model, percent, prompt_pass, shown_tokens, token_list
-from ui.gpt.serving import queue_message, stream_generation
+from ui.gpt.serving import presets_on_disk, queue_message, stream_generation
 
 TOP = 10
 MAX_NEW_TOKENS = 40
@@ -116,9 +116,10 @@ IM_START, IM_END = 1, 2  # the control tokens' ids (typed text never becomes the
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@presets_on_disk("chat-top", sources=(gpt_sampling,))
 def chat_top(ids: tuple[int, ...]) -> dict:
     """The prompt inside the chat format the model was tuned on (ChatML, with the default system line): its top
-    next tokens and the first one's probability."""
+    next tokens and the first one's probability (a preset's read from disk: the same at every start)."""
     nl = list(encode("\n"))
     chat = ([IM_START] + list(encode("system\n" + SYSTEM)) + [IM_END] + nl + [IM_START] + list(encode("user\n"))
             + list(ids) + [IM_END] + nl + [IM_START] + list(encode("assistant\n")))

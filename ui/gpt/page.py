@@ -14,14 +14,12 @@ import numpy as np
 import streamlit as st
 
 from attention_core import gpt
-from attention_core.gpt import rounding
 from ui.gpt.serving import results_on_disk
 from attention_core.gpt.weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
 from ui.shared.common import MAX_CHARS, explanation, guarded_fragment, md_escape, preset_or_own_text
 from ui.shared.display import show_plotly
-from ui.shared.startup import register_startup
 from ui.shared.figures import figure_spec
 
 S = "gpt"
@@ -120,8 +118,23 @@ class PromptPass:
     hidden: np.ndarray
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
 def prompt_pass(ids: tuple[int, ...], trained: bool = True) -> PromptPass:
+    """A prompt's pass (every map, the last position's logits, the hidden states), computed once: a preset's is kept
+    for the process's life (warmed at start-up), a learner's own among the last 32."""
+    return _preset_pass(ids, trained) if ids in preset_prompts() else _own_pass(ids, trained)
+
+
+@st.cache_resource(show_spinner=False)
+def _preset_pass(ids: tuple[int, ...], trained: bool) -> PromptPass:
+    return _computed_pass(ids, trained)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _own_pass(ids: tuple[int, ...], trained: bool) -> PromptPass:
+    return _computed_pass(ids, trained)
+
+
+def _computed_pass(ids: tuple[int, ...], trained: bool) -> PromptPass:
     weights = model()[0] if trained else untrained()
     out = gpt.forward(weights, list(ids), all_logits=False)  # the last position's logits only
     attention = np.asarray(out.attention, dtype=np.float32)
@@ -238,78 +251,6 @@ def model_card(t) -> None:
     st.caption(t("common.read_the_code", path=READABLE_CODE))
 
 
-# ---------------------------------------------------------------- what the 4-bit rounding changes, measured
-
-ROUNDING_TARGET = " Paris"  # the default prompt's answer: how far its probability moves under a second rounding
-
-
-def rounding_args() -> tuple[str, str, int, int]:
-    """-> (prompt, target, sequences, period) of the rounding study: the default prompt, and the repeated random
-    sequences of the page's induction study."""
-    from ui.gpt.circuits import PERIOD, SEQUENCES  # noqa: PLC0415 - that module imports this one
-
-    return texts().presets[0][1], ROUNDING_TARGET, SEQUENCES, PERIOD
-
-
-@st.cache_resource(show_spinner=False)
-def _rounding_found() -> dict:
-    return {}  # {"value": the study} once read from disk (it never changes while the process runs)
-
-
-def rounding_result() -> dict | None:
-    """-> the rounding study (attention_core.gpt.rounding) read from disk, or None while it is being measured (by a
-    process of its own, started at start-up: a visitor never waits for it)."""
-    found = _rounding_found()
-    if "value" not in found:
-        value = rounding.stored_study(*rounding_args())
-        if value is None:
-            return None
-        found["value"] = value
-    return found["value"]
-
-
-def rounding_section(t) -> None:
-    """The 4-bit caveat, at the end of the page: it names the default prompt's answer and the induction head, so
-    nothing above a question may show it."""
-    st.divider()
-    st.markdown(rounding_caveat(t, rounding_result()))
-
-
-def rounding_caveat(t, result: dict | None) -> str:
-    """The 4-bit caveat with the study's numbers (a note that it is being measured while result is None). "Kept"
-    only when the second rounding picks the same induction head and shares all but at most one of the top heads."""
-    if result is None:
-        return t(f"{S}.rounding_pending")
-    (head, head_b), (score, score_b) = result["heads"], result["scores"]
-    kept = head == head_b and result["shared"] >= len(result["top"][0]) - 1
-    low, high = result["interval"]
-    join = "、" if t.lang == "ja" else " and "
-    return t(f"{S}.rounding_kept" if kept else f"{S}.rounding_moved", quant=QUANTISATION, shift=result["offset"],
-             first=percent(result["error_first"]), second=percent(result["error_second"]),
-             head=f"L{head[0]}H{head[1]}", head_b=f"L{head_b[0]}H{head_b[1]}", score=f"{score:.2f}",
-             score_b=f"{score_b:.2f}", shared=result["shared"], top=len(result["top"][0]),
-             target=md_escape(ROUNDING_TARGET.strip()), prompt=md_escape(rounding_args()[0]),
-             p=percent(result["p"][0]), p_b=percent(result["p"][1]),
-             p_other=join.join(percent(p) for p in result["other_p"]),
-             shifts=join.join(str(k) for k in result["other_shifts"]), differ=result["differ"],
-             positions=result["positions"], texts=result["texts"],
-             share=percent(result["differ"] / result["positions"]),
-             low=percent(low), high=percent(high))
-
-
-def _start_rounding_study() -> None:
-    """Start-up: once the model is loaded (its float32 copy on disk for the measuring process to map), start the
-    rounding study in a process of its own at a lower priority unless it is on disk (returns at once)."""
-    from ui.gpt.serving import MODEL  # noqa: PLC0415
-
-    MODEL.result()
-    if rounding_result() is None:
-        rounding.measure_in_background(*rounding_args())
-
-
-ROUNDING = register_startup("gpt-rounding", _start_rounding_study)
-
-
 def count_text(lang: str, n: float) -> str:
     """A parameter count as the page's language reads it: English 134.5 million / 175 billion; Japanese in 億 and 万
     (1億3,452万, 1,750億), never 134.5 百万 or 175 B."""
@@ -361,6 +302,18 @@ def prompt_picker(t) -> Prompt | None:
     if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
         st.caption(t(f"{S}.byte_pieces_seen"))
     return Prompt(text, ids, tokens)
+
+
+def preset_ids(text: str) -> tuple[int, ...]:
+    """A preset's text -> the ids the page reads (prompt_picker: the text's tokens, cut to MAX_PROMPT_TOKENS)."""
+    return encode(text[:MAX_CHARS])[:MAX_PROMPT_TOKENS]
+
+
+@st.cache_resource(show_spinner=False)
+def preset_prompts() -> tuple[tuple[int, ...], ...]:
+    """-> the ids of every preset prompt, in the menu's order: fixed texts, so whatever the page measures on them is
+    the same at every start (kept on disk, ui.gpt.serving.presets_on_disk, and warmed at start-up)."""
+    return tuple(preset_ids(text) for _, text in texts().presets)
 
 
 # ---------------------------------------------------------------- Japanese: byte pieces

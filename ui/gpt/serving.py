@@ -12,6 +12,7 @@ step) and GPTUnavailable (the model's package is missing), for the page to show.
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -35,14 +36,36 @@ MODEL = Background("gpt-model", _load_model)  # the weights and tokenizer, loade
 _ROOT = Path(__file__).resolve().parents[2]
 
 
-def results_on_disk(name: str, result: type | None = None):
+def results_on_disk(name: str, result: type | None = None, sources: tuple = ()):
     """Decorator for a lesson-9 function whose value is the same at every start (a fixed sentence's measurements):
     kept on disk with attention_core.gpt.disk_cache.on_disk, keyed also by the model's code, the lesson's texts
-    (data/gpt.toml) and ui/gpt/page.py (encode, shown_tokens). Put it under @st.cache_resource."""
+    (data/gpt.toml), ui/gpt/page.py (encode, shown_tokens) and `sources` (more modules or files the function's value
+    depends on). Put it under @st.cache_resource (or @st.cache_data)."""
+    from attention_core import attention  # noqa: PLC0415 - softmax, under the model's and the measurements' code
     from attention_core.gpt import disk_cache, heads, model, tokenizer, weights  # noqa: PLC0415
 
-    return disk_cache.on_disk(name, result=result, sources=(model, tokenizer, heads, weights,
-                                                            _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py"))
+    return disk_cache.on_disk(name, result=result, sources=(model, tokenizer, heads, weights, attention,
+                                                            _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py",
+                                                            *sources))
+
+
+def presets_on_disk(name: str, result: type | None = None, sources: tuple = ()):
+    """Decorator for a lesson-9 function of a prompt's ids (its first argument; more arguments may follow): for the
+    page's preset prompts (fixed texts, so the same value at every start) the value is kept on disk as
+    results_on_disk keeps it; for any other prompt (a learner's own text) it is computed, and never written to disk.
+    Put it under @st.cache_data (or @st.cache_resource)."""
+    def wrap(fn):
+        stored = results_on_disk(name, result, sources)(fn)
+
+        @functools.wraps(fn)
+        def cached(ids, *args):
+            from ui.gpt.page import preset_prompts  # noqa: PLC0415 - page.py imports this module
+
+            return (stored if tuple(ids) in preset_prompts() else fn)(ids, *args)
+
+        return cached
+
+    return wrap
 
 
 def loading_state() -> tuple[str, int, int]:

@@ -28,7 +28,8 @@ import streamlit as st
 from attention_core.glove import load_glove
 from ui.shared.streamlit_compat import compile_emoji_pattern, freeze_process_objects, skip_file_watchers_on_resume
 
-STARTUP_MODULES = ("ui.pretrained.page", "ui.scaling", "ui.gpt.circuits", "ui.heads.study", "ui.heads.referent")  # the ui modules that register start-up work, in this order
+STARTUP_MODULES = ("ui.pretrained.page", "ui.scaling", "ui.gpt.circuits", "ui.gpt.rounding", "ui.heads.study",
+                   "ui.heads.referent")  # the ui modules that register start-up work, in this order
 
 
 class Background:
