@@ -45,7 +45,7 @@ def test_each_question_comes_before_its_reveal(lang, results):
 def own(at, **widgets):
     for key, value in widgets.items():
         if key == "heads_own_k":
-            at.slider(key=key).set_value(value).run()
+            at.select_slider(key=key).set_value(value).run()
         elif key in ("heads_own_list", "heads_own_mean"):
             at.toggle(key=key).set_value(value).run()
         elif key == "heads_own_names":
@@ -76,6 +76,26 @@ def test_no_head_all_heads_and_the_top_four(lang, results):
     assert number(shown["loss"]) == pytest.approx(second_copy_loss(tuple((l, h) for l in range(30)
                                                                          for h in range(9))).mean(), abs=0.006)
     assert not find_sentences_of(at, "heads.own_band", lang)
+
+
+def test_what_a_learner_sees_before_typing_is_computed_at_start_up(results):
+    """Every slider choice (zero and mean) with the default name, each preset prompt and each built-in paragraph is
+    in the start-up work's stored results, so no student's run computes them; a list of heads is not."""
+    from ui.heads import ordinary, study
+
+    stored = study.DEFAULTS.result()
+    name = study.texts().copy_name
+    choices = study.own_choices(results[1])
+    assert set(choices) == set(study.OWN_KS) and len(choices[270]) == 270 and choices[0] == ()
+    for heads in choices.values():
+        assert ("name", heads, name) in stored
+        for mean in (False, True):
+            assert ("losses", heads, mean) in stored
+    assert all(("lens", study.encode(text)) in stored for _, text in study.texts().lens)
+    head = ordinary.picked_head(results[0])[0]
+    for p in ordinary.paragraphs():
+        assert ("text", study.encode(p.text), p.text, p.name, head) in stored
+    assert study.from_start_up(("losses", ((0, 0),), False)) is None
 
 
 def find_sentences_of(at, key, lang):

@@ -17,7 +17,7 @@ from ui.shared.common import (MAX_CHARS, OWN_TEXT, explanation, md_escape, predi
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.heads.sections import f2  # the lesson's number style
-from ui.heads.study import Base, head_label, model, readable_ids, shown, shown_token, untrained
+from ui.heads.study import Base, from_start_up, head_label, model, readable_ids, shown, shown_token, untrained
 
 S = "heads_ordinary"
 MAX_PARAGRAPH_TOKENS = 160  # the arrows stay readable and one pass stays well under a second
@@ -34,6 +34,9 @@ def paragraphs() -> tuple[ot.Paragraph, ...]:
 def name_read(ids: tuple[int, ...], text: str, name: str, head: tuple[int, int]):
     """-> (the head's map (n, n), its NameReading, the untrained copy's same head read the same way): one pass of
     the model, one of the untrained copy up to the head's layer."""
+    found = from_start_up(("text", ids, text, name, head))
+    if found is not None:
+        return found
     attention, logits = ot.head_reading(model()[0], ids, head)
     lengths = [len(model()[1].token_bytes(i)) for i in ids]
     raw, _ = ot.head_reading(untrained(), ids, head, logits=False)

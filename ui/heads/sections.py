@@ -17,8 +17,9 @@ from ui.shared.common import (MAX_CHARS, data_table, explanation, guarded_fragme
                               preset_or_own_text)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.heads.study import (MAX_NAME_TOKENS, MAX_PROMPT_TOKENS, PERIOD, S, Band, Base, encode, head_label,
-                            lens_of, model, own_heads, readable_ids, shown, shown_token, texts)
+from ui.heads.study import (ALL_HEADS, MAX_NAME_TOKENS, MAX_PROMPT_TOKENS, OWN_KS, PERIOD, S, Band, Base, encode,
+                            head_label, lens_of, model, own_choices, own_losses, own_name, readable_ids, shown, shown_token, texts)
+from ui.shared.links import url_selectbox
 
 SHOWN_K = 8  # the k the first question and the headline sentence are about
 TOP_K_DEFAULT = 4
@@ -111,9 +112,6 @@ def switch_off_section(t, base: Base, band: Band | None) -> None:
 
 # ---------------------------------------------------------------- the learner's own heads
 
-ALL_HEADS = [(layer, head) for layer in range(30) for head in range(9)]
-
-
 @guarded_fragment
 def own_heads_section(t, base: Base, band: Band) -> None:
     st.markdown(f"**{t(f'{S}.own_title')}**")
@@ -125,20 +123,20 @@ def own_heads_section(t, base: Base, band: Band) -> None:
                                default=[head_label(h) for h in ranked[:TOP_K_DEFAULT]], key="heads_own_names")
         chosen = tuple(h for h in ALL_HEADS if head_label(h) in set(names))
     else:
-        k = st.slider(t(f"{S}.own_k"), 0, len(ALL_HEADS), TOP_K_DEFAULT, key="heads_own_k", bind="query-params")
-        chosen = tuple(sorted(ranked[:k]))
+        k = url_selectbox(t(f"{S}.own_k"), OWN_KS, "heads_own_k", default=TOP_K_DEFAULT, widget=st.select_slider)
+        chosen = own_choices(band)[k]  # (each choice with the default name is computed at start-up, kept on disk)
     mean = st.toggle(t(f"{S}.own_mean"), key="heads_own_mean", bind="query-params")
     name = st.text_input(t(f"{S}.own_name"), value=texts().copy_name, max_chars=MAX_CHARS, key="heads_name",
                          bind="query-params").strip()
-    result = own_heads(chosen, mean, name if name and len(encode(" " + name)) <= MAX_NAME_TOKENS else "")
+    losses = own_losses(chosen, mean)
     clean = float(a.clean.mean())
-    loss_mean, low, high = head_stats.mean_interval(result.losses)
+    loss_mean, low, high = head_stats.mean_interval(losses)
     if not chosen:
         st.info(t(f"{S}.own_none", clean=f2(clean)))
     else:
         st.markdown(t(f"{S}.own_loss", count=len(chosen), total=len(ALL_HEADS), kind=t(f"{S}.kind_{'mean' if mean else 'zero'}"),
                       loss=f2(loss_mean), low=f2(low), high=f2(high), clean=f2(clean), first=f2(a.clean_first),
-                      sequences=len(result.losses)))
+                      sequences=len(losses)))
         if len(chosen) in a.ks:
             row = a.ks.index(len(chosen))
             draws = a.random_mean[row] if mean else a.random_zero[row]
@@ -153,19 +151,20 @@ def own_heads_section(t, base: Base, band: Band) -> None:
     if len(encode(" " + name)) > MAX_NAME_TOKENS:
         st.warning(t(f"{S}.name_too_long", limit=MAX_NAME_TOKENS))
         return
-    if result.name is None:
+    copied = own_name(chosen, name)
+    if copied is None:
         st.warning(t(f"{S}.name_not_found"))
         return
-    plain = own_heads((), False, name).name
-    table = pa.table({t(f"{S}.col_token"): [shown_token(i) for i in result.name.tokens],
+    plain = own_name((), name)
+    table = pa.table({t(f"{S}.col_token"): [shown_token(i) for i in copied.tokens],
                       t(f"{S}.col_first_time"): [round(float(p), 4) for p in plain.first],
                       t(f"{S}.col_second_time"): [round(float(p), 4) for p in plain.second],
-                      t(f"{S}.col_second_off"): [round(float(p), 4) for p in result.name.second]})
+                      t(f"{S}.col_second_off"): [round(float(p), 4) for p in copied.second]})
     data_table(table, hide_index=True, key="heads_name_table")
-    right = sum(a_ == b for a_, b in zip(result.name.written, result.name.tokens))
-    st.markdown(t(f"{S}.name_numbers", second=pct(float(np.mean(plain.second)), 1), off=pct(float(np.mean(result.name.second)), 1),
-                  written=shown(result.name.written), plain=shown(plain.written), right=right,
-                  total=len(result.name.tokens), count=len(chosen)))
+    right = sum(a_ == b for a_, b in zip(copied.written, copied.tokens))
+    st.markdown(t(f"{S}.name_numbers", second=pct(float(np.mean(plain.second)), 1), off=pct(float(np.mean(copied.second)), 1),
+                  written=shown(copied.written), plain=shown(plain.written), right=right,
+                  total=len(copied.tokens), count=len(chosen)))
     st.caption(t(f"{S}.name_zero_note"))
 
 
@@ -264,6 +263,14 @@ def influence_answer(sink: cs.SinkReading) -> int:
     return 1 if first > 2 * second else (2 if first >= 0.5 * second else 3)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def correlations(weight: np.ndarray, induction: np.ndarray, effect: np.ndarray) -> tuple[tuple, tuple]:
+    """(270,) each -> the rank correlations of weight and of induction score with effect (a bootstrap each: computed
+    once, not at every run of the page)."""
+    return (head_stats.rank_correlation(weight, effect, cs.RANDOM_SEED, cs.BOOTSTRAP),
+            head_stats.rank_correlation(induction, effect, cs.RANDOM_SEED, cs.BOOTSTRAP))
+
+
 def influence_section(t, base: Base, band: Band | None) -> None:
     st.subheader(t(f"{S}.sink_title"))
     sink = base.sink
@@ -293,8 +300,7 @@ def influence_section(t, base: Base, band: Band | None) -> None:
                             x_label=t(f"{S}.scatter_x"), y_label=t(f"{S}.scatter_y"), highlight=quiet,
                             highlight_label=t(f"{S}.scatter_quiet", limit=NO_EFFECT),
                             other_label=t(f"{S}.scatter_other")), key="heads_sink_scatter")
-    rho, low, high = cs.rank_correlation(weight, effect)
-    rho_i, low_i, high_i = cs.rank_correlation(induction, effect)
+    (rho, low, high), (rho_i, low_i, high_i) = correlations(weight, induction, effect)
     biggest = int(np.argmax(effect))
     st.markdown(t(f"{S}.scatter_numbers", rho=f2(rho), low=f2(low), high=f2(high), rho_i=f2(rho_i), low_i=f2(low_i),
                   high_i=f2(high_i), heads=len(names), quiet=len(quiet), sink_heads=int((weight > SINK_WEIGHT).sum()),

@@ -12,6 +12,7 @@ Each disk folder is keyed by the model file's SHA-256 and STUDY_VERSION and writ
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import threading
 import time
@@ -36,6 +37,8 @@ PERIOD = 20  # random tokens per copy
 STUDY_VERSION = "v1"  # part of the disk folders' names: bump it when a stored result's layout or method changes
 MAX_PROMPT_TOKENS = 64  # the lens reads the learner's prompt up to this length
 MAX_NAME_TOKENS = 12
+ALL_HEADS = [(layer, head) for layer in range(30) for head in range(9)]
+OWN_KS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 270)  # the learner's "top k heads off" choices: the band's ks, then doubling
 
 
 # ---------------------------------------------------------------- the model and the texts
@@ -231,25 +234,90 @@ def band_or_progress(t) -> Band | None:
 
 # ---------------------------------------------------------------- the learner's own requests
 
-@dataclass(frozen=True)
-class OwnHeads:
-    losses: np.ndarray  # (S,) second-copy loss per scoring sequence with the heads switched off
-    name: cs.CopiedName | None
+@st.cache_data(show_spinner=False, max_entries=64)
+def own_losses(heads: tuple, mean: bool) -> np.ndarray:
+    """The learner's heads switched off (zero, or their mean over the picking set) -> (S,) the scoring set's
+    second-copy loss per sequence."""
+    found = from_start_up(("losses", heads, mean))
+    if found is not None:
+        return found
+    base = BASE.result()
+    return cs.switched_off_losses(model()[0], base.scoring.trace, PERIOD, heads, base.means if mean else None)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def own_heads(heads: tuple, mean: bool, name: str) -> OwnHeads:
-    """The learner's heads switched off (zero, or their mean over the picking set): the scoring set's second-copy
-    loss per sequence, and the made-up name copied in the template (None: not found twice as tokens)."""
-    base = BASE.result()
-    weights = model()[0]
-    losses = cs.switched_off_losses(weights, base.scoring.trace, PERIOD, heads, base.means if mean else None)
-    data = texts()
-    ids = encode(data.copy_template.replace("{name}", name))
-    return OwnHeads(losses, cs.copied_name(weights, ids, encode(" " + name), heads))  # the name: zeroed (its own length)
+def own_name(heads: tuple, name: str) -> cs.CopiedName | None:
+    """-> the made-up name copied in the template with the heads zeroed (None: not found twice as tokens)."""
+    found = from_start_up(("name", heads, name))
+    if found is not None:
+        return found
+    ids = encode(texts().copy_template.replace("{name}", name))
+    return cs.copied_name(model()[0], ids, encode(" " + name), heads)  # (a name's own length: only zeroing applies)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def lens_of(ids: tuple[int, ...]) -> tuple[cs.Reading, cs.Reading]:
     """-> the lens readings of a prompt on the trained model and on its untrained copy."""
+    found = from_start_up(("lens", ids))
+    if found is not None:
+        return found
     return cs.read_layers(model()[0], list(ids)), cs.read_layers(untrained(), list(ids))
+
+
+# ---------------------------------------------------------------- what a learner sees before typing: at start-up
+
+def own_choices(band: Band) -> dict[int, tuple]:
+    """-> {k: the top k induction heads (picked on the picking set), sorted} for every k the slider offers."""
+    ranked = cs.top_heads(band.ablation.picking_scores, len(ALL_HEADS))
+    return {k: tuple(sorted(ranked[:k])) for k in OWN_KS}
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _code_digest() -> str:
+    """-> a digest of the code and data that make the stored defaults (an edit computes them again, never stale)."""
+    from attention_core.gpt import interventions, model as gpt_model, ordinary_text, tokenizer  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    for file in (cs.__file__, interventions.__file__, gpt_model.__file__, ordinary_text.__file__, tokenizer.__file__,
+                 __file__, _ROOT / "ui" / "heads" / "ordinary.py", _ROOT / "data" / "heads.toml",
+                 _ROOT / "data" / "heads_ordinary.toml"):
+        digest.update(Path(file).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def compute_defaults() -> dict:
+    """-> {call: value} for what a learner sees before typing anything: their own heads at every OWN_KS (zero and
+    mean) with the default name, the lens on each preset prompt, each built-in paragraph read by the induction head.
+    Stored on disk (about 30 s of CPU once per machine), so no student's run computes them."""
+    import scipy.stats  # noqa: F401, PLC0415 - the sections' intervals need it: imported here, not in a student's run
+
+    from ui.heads.ordinary import name_read, paragraphs, picked_head  # noqa: PLC0415 - (ordinary imports this module)
+
+    def compute() -> dict:
+        base, band, name = BASE.result(), BAND.result(), texts().copy_name
+        found: dict = {}
+        for heads in dict.fromkeys(own_choices(band).values()):
+            found[("name", heads, name)] = own_name(heads, name)
+            for mean in (False, True):
+                found[("losses", heads, mean)] = own_losses(heads, mean)
+        for _, text in texts().lens:
+            ids = encode(text)
+            found[("lens", ids)] = lens_of(ids)
+        head = picked_head(base)[0]
+        for paragraph in paragraphs():
+            ids = encode(paragraph.text)
+            found[("text", ids, paragraph.text, paragraph.name, head)] = name_read(ids, paragraph.text, paragraph.name,
+                                                                                   head)
+        return found
+
+    return stored(f"defaults-{_code_digest()}", compute)
+
+
+DEFAULTS = register_startup("heads-defaults", compute_defaults)
+
+
+def from_start_up(call: tuple):
+    """-> the value the start-up work stored for this call, or None (not one of those calls, or not ready yet)."""
+    return DEFAULTS.result().get(call) if DEFAULTS.ready() else None
