@@ -27,12 +27,15 @@ USER app
 # SmolLM2's float32 weights ("Inside a GPT") dequantized once into the image (~/.cache/attention-live/gpt, 540 MB),
 # and its untrained copy (seed 0, the page's control, 540 MB): no first student waits for them, and every replica on a
 # host maps the same read-only files. Then the results that are the same at every start (the induction study,
-# ~/.cache/attention-live/gpt/results, keyed by the weights' hash and the code): no start computes them again.
-# (prebuild prints how long the weights took; --strict fails the build if they cannot be made.)
+# ~/.cache/attention-live/gpt/results, keyed by the weights' hash and the code; lesson 9's store_results: the
+# study, the famous sentence, what each question's answer reads on every preset): no start computes them again.
+# (prebuild prints how long the weights took; --strict fails the build if they cannot be made.) Last, lesson 11's
+# offered runs of the tiny GPT (~/.cache/attention-live/tiny_gpt, 19 runs, about 2 minutes): no first visitor trains them.
 RUN python -m attention_core.gpt.prebuild --strict \
-    && python -c "from ui.gpt.circuits import study; study()" \
-    && python -c "from ui.heads.study import BAND; BAND.result()" \
-    && python -c "from ui.heads.referent import REFERENT; REFERENT.result()"
+    && python -c "from ui.gpt.circuits import store_results; store_results()" \
+    && python -c "from ui.heads.study import BAND, DEFAULTS; BAND.result(); DEFAULTS.result()" \
+    && python -c "from ui.heads.referent import REFERENT; REFERENT.result()" \
+    && python -c "from ui.tiny_gpt.runs import store_offered_runs; store_offered_runs()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

@@ -61,13 +61,15 @@ def ensure_env(requirements: str, also_satisfied_by: tuple[str, ...] = ()) -> No
 
 
 BUILD_GPT_CACHES = """
+from ui.tiny_gpt.runs import store_offered_runs  # lesson 11's offered runs (about 2 min once, then on disk)
+store_offered_runs()
 try:
     from attention_core.gpt.weights import read_weights, untrained_weights
     read_weights(); untrained_weights()
-    from ui.gpt.circuits import study  # the results kept on disk between starts (once per weights and code)
-    study()
-    from ui.heads.study import BAND  # "What heads do": the random-head baseline (minutes once, then on disk)
-    BAND.result()
+    from ui.gpt.circuits import store_results  # lesson 9's results kept on disk between starts (once per weights
+    store_results()  # and code): the study, the famous sentence, the presets' answers
+    from ui.heads.study import BAND, DEFAULTS  # "What heads do": the random-head baseline (minutes once, then on
+    BAND.result(); DEFAULTS.result()  # disk) and what a learner sees before typing (about 30 s once, then on disk)
     from ui.heads.referent import REFERENT  # its "does the model decide 'it'?" study (about 90 s once, then on disk)
     REFERENT.result()
 except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it

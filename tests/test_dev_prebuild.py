@@ -83,3 +83,28 @@ def test_devs_prebuild_step_builds_the_caches_into_the_cache_root(dev, tmp_path,
     assert len([p for p in root.iterdir() if p.name.startswith("untrained-")]) == 1  # the page's control, too
     dev.prebuild_gpt_weights()  # a second start: nothing built again
     assert f"the float32 weights are ready in {root} (already built;" in capfd.readouterr().out
+
+
+def test_the_tests_and_the_image_store_lesson_9s_results_before_a_server_starts(dev):
+    """dev.py (before the tests) and the Dockerfile (while building the image) both write lesson 9's fixed results
+    to disk (ui/gpt/circuits.py store_results: the study, the famous sentence, the presets' answers): no server
+    start computes them."""
+    from ui.gpt import circuits
+
+    assert callable(circuits.store_results)
+    assert "from ui.gpt.circuits import store_results" in dev.BUILD_GPT_CACHES and "store_results()" in dev.BUILD_GPT_CACHES
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'python -c "from ui.gpt.circuits import store_results; store_results()"' in dockerfile
+    assert dockerfile.index("attention_core.gpt.prebuild --strict") < dockerfile.index("store_results()")
+
+
+def test_the_tests_and_the_image_train_lesson_11s_offered_runs_before_a_server_starts(dev):
+    """dev.py (before the tests) and the Dockerfile both train the tiny GPT's offered runs (ui/tiny_gpt/runs.py
+    store_offered_runs): no test and no first visitor of lesson 11 waits for them (CI's first visit timed out)."""
+    from ui.tiny_gpt import runs
+
+    assert callable(runs.store_offered_runs)
+    assert "from ui.tiny_gpt.runs import store_offered_runs" in dev.BUILD_GPT_CACHES
+    assert "store_offered_runs()" in dev.BUILD_GPT_CACHES
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'python -c "from ui.tiny_gpt.runs import store_offered_runs; store_offered_runs()"' in dockerfile

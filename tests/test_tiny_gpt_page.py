@@ -66,6 +66,34 @@ def test_own_runs_are_bounded_and_offered_ones_stay():
     assert store.get("a") is None and store.get("b") == "b" and store.get("c") == "c" and store.get("offered") == "o"
 
 
+def test_the_builds_store_every_run_the_page_reads_from_disk_once(tmp_path, monkeypatch):
+    """store_offered_runs (dev.py's and the Dockerfile's build) trains each run the page reads without a Train button
+    (layers 1-2 x heads 1-2 x seeds 0-2 with snapshots, the seed section's seeds 3-9 without), and nothing once on disk."""
+    import ui.tiny_gpt.runs as runs
+    from attention_core.tiny_gpt import store
+
+    monkeypatch.setattr(store, "cache_root", lambda: tmp_path)
+    trained = []
+
+    def fake_run(config, seed, every, snapshots):  # (a real run is seconds: the file is what the page looks for)
+        trained.append((config, seed, snapshots))
+        store.run_path(config, seed, every, snapshots).parent.mkdir(parents=True, exist_ok=True)
+        store.run_path(config, seed, every, snapshots).touch()
+
+    monkeypatch.setattr(runs, "cached_run", fake_run)
+    want = {(Config(n_layer=layers, n_head=heads), seed, True) for layers in (1, 2) for heads in (1, 2)
+            for seed in (0, 1, 2)} | {(Config(), seed, False) for seed in range(3, 10)}
+    assert runs.store_offered_runs() == len(want) == 19
+    assert set(trained) == want and len(trained) == len(want)
+    assert runs.store_offered_runs() == 0 and len(trained) == len(want)  # once per machine
+    for layers in (1, 2):
+        for heads in (1, 2):
+            for seed in range(10):
+                config = Config(n_layer=layers, n_head=heads)
+                assert runs.is_offered(config, seed) == ((config, seed, True) in want)  # no Train button: on disk
+    assert not runs.is_offered(Config(learning_rate=0.02), 0)
+
+
 # ---------------------------------------------------------------- the page
 
 @pytest.fixture()

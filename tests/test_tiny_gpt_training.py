@@ -154,3 +154,17 @@ def test_an_unwritable_cache_still_gives_the_run(tmp_path):
     blocked.write_text("a file where the folder should be")
     run = cached_run(small_run_config(), 0, every=3, root=blocked / "cache")
     assert run.steps[-1] == 7 and not save_run(run, blocked / "cache" / "x.npz")
+
+
+def test_cached_run_trains_a_missing_file_with_the_fit_it_is_given(tmp_path):
+    config, calls = small_run_config(), []
+
+    def fit(*args):
+        calls.append(args[:3])
+        return train(*args)
+
+    first = cached_run(config, 4, every=3, root=tmp_path, fit=fit)
+    assert calls == [(config, 4, 3)] and run_path(config, 4, 3, root=tmp_path).is_file()
+    assert_same_run(cached_run(config, 4, every=3, root=tmp_path, fit=fit), first)  # read from the file
+    assert len(calls) == 1
+    assert_same_run(first, train(config, 4, every=3))

@@ -82,14 +82,15 @@ def load_run(path: Path) -> Run:
 
 
 def cached_run(config: Config, seed: int, every: int = 25, keep_snapshots: bool = True, progress=None,
-               root: Path | None = None) -> Run:
-    """-> the run from its file, or trained now (progress as in train) and saved for the next process."""
+               root: Path | None = None, fit=None) -> Run:
+    """-> the run from its file, or trained now (progress as in train) and saved for the next process. fit: what
+    trains it, with train's arguments (config, seed, every, progress, keep_snapshots); train itself by default."""
     path = run_path(config, seed, every, keep_snapshots, root)
     if path.is_file():
         try:
             return load_run(path)
         except (OSError, ValueError, KeyError):
             pass  # a damaged file is trained again and replaced
-    run = train(config, seed, every, progress, keep_snapshots)
+    run = (fit or train)(config, seed, every, progress, keep_snapshots)
     save_run(run, path)
     return run

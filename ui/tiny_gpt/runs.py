@@ -2,9 +2,10 @@
 heads 1-2 x seeds 0-2, learning rate 0.01, and, without snapshots, the seeds of the seed section) are trained once per
 machine and kept on disk (attention_core.tiny_gpt.store); any other setting is the learner's own run, trained when they
 press the button and kept in memory. Either way one run per setting at a time (single flight): a second session asking
-for a run in progress follows its progress bar. A run trains in the script thread of the session that started it, so a
-learner who leaves (another page, a closed tab, a changed control) stops it at its next progress update: no thread is
-left running and nothing half-done is kept.
+for a run in progress follows its progress bar. A run trains in a child process (worker.py: at a lower CPU priority, a
+few at a time per server process, the others queued), watched from the script thread of the session that started it,
+so a learner who leaves (another page, a closed tab, a changed control) stops it at its next progress update: the
+child is killed at once, no process is left running and nothing half-done is kept.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from dataclasses import replace
 
 import numpy as np
 import streamlit as st
+from threadpoolctl import threadpool_limits
 
-from attention_core.tiny_gpt import Config, Run, cached_run, eval_set, formation_step, measure, plateau_loss, train
+from attention_core.tiny_gpt import Config, Run, cached_run, eval_set, formation_step, measure, plateau_loss, run_path
+from ui.tiny_gpt.worker import Queued, TrainerBusy, TrainingFailed, trainer
 
 S = "tiny_gpt"
 DEFAULT = Config()  # the page's default run: 2 layers x 2 heads
@@ -96,6 +99,24 @@ def is_offered(config: Config, seed: int) -> bool:
     return replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head) == config and seed in DEFAULT_SEEDS
 
 
+def offered_runs() -> list[tuple[Config, int, bool]]:
+    """-> (config, seed, snapshots) of every run kept on disk: the offered settings (is_offered) with their snapshots,
+    and the seed section's other seeds of the default configuration without them (get_run's keys)."""
+    with_snapshots = [(replace(DEFAULT, n_layer=layers, n_head=heads), seed, True)
+                      for layers in (2, 1) for heads in (2, 1) for seed in DEFAULT_SEEDS]
+    return with_snapshots + [(DEFAULT, seed, False) for seed in range(SEEDS) if seed not in DEFAULT_SEEDS]
+
+
+def store_offered_runs() -> int:
+    """Train the offered runs missing from disk, in this process, and save them -> how many were trained. Called by
+    the builds (dev.py's, the Dockerfile's), so that no test and no first visitor waits for them (~1-2 min once)."""
+    missing = [(c, seed, snaps) for c, seed, snaps in offered_runs() if not run_path(c, seed, EVERY, snaps).is_file()]
+    with threadpool_limits(limits=1, user_api="blas"):  # its matrices are small: two BLAS threads took 2.7x the CPU
+        for config, seed, snapshots in missing:
+            cached_run(config, seed, EVERY, snapshots)
+    return len(missing)
+
+
 def is_ready(config: Config, seed: int) -> bool:
     """The run of (config, seed) with its snapshots needs no Train button: offered, or trained already."""
     return is_offered(config, seed) or shared_runs().get((config, seed, True)) is not None
@@ -103,7 +124,8 @@ def is_ready(config: Config, seed: int) -> bool:
 
 def get_run(t, config: Config, seed: int, label: str, snapshots: bool = True) -> Run:
     """The run of (config, seed): from memory, from disk, or trained now under a progress bar. Without snapshots:
-    the seed section's runs of the default configuration (on disk too, a few kB each)."""
+    the seed section's runs of the default configuration (on disk too, a few kB each). Whatever is trained is
+    trained in a child process (worker.py); if it fails, the page says why in one line and stops there."""
     store = shared_runs()
     snapshots = snapshots or seed in DEFAULT_SEEDS  # (an offered run with snapshots serves the seed section too)
     key = (config, seed, snapshots)
@@ -112,21 +134,39 @@ def get_run(t, config: Config, seed: int, label: str, snapshots: bool = True) ->
         return done
     bar = st.progress(0.0, text=t(f"{S}.training", what=label, step=0, steps=f"{config.steps:,}"))
 
-    def show(step: int) -> None:
-        bar.progress(min(step / config.steps, 1.0),
-                     text=t(f"{S}.training", what=label, step=f"{step:,}", steps=f"{config.steps:,}"))
+    def show(state) -> None:  # a step of the run, or Queued(ahead) while it waits for a free child
+        if isinstance(state, Queued):
+            bar.progress(0.0, text=t(f"{S}.queued", what=label, ahead=state.ahead))
+        else:
+            bar.progress(min(state / config.steps, 1.0),
+                         text=t(f"{S}.training", what=label, step=f"{state:,}", steps=f"{config.steps:,}"))
 
-    def progress(step: int) -> None:
-        store.progress[key] = step
-        show(step)
+    def progress(state) -> None:
+        store.progress[key] = state
+        show(state)
+
+    def in_child(config, seed, every, progress, keep_snapshots) -> Run:
+        return trainer().train(config, seed, every, progress, progress, keep_snapshots)
 
     on_disk = is_offered(config, seed) or not snapshots
-    if on_disk:
-        compute = lambda: cached_run(config, seed, EVERY, snapshots, progress)  # noqa: E731
+    if on_disk:  # read from its file; a missing file (a fresh machine) is trained in a child like an own run
+        compute = lambda: cached_run(config, seed, EVERY, snapshots, progress, fit=in_child)  # noqa: E731
     else:
-        compute = lambda: train(config, seed, EVERY, progress)  # noqa: E731
+        compute = lambda: in_child(config, seed, EVERY, progress, True)  # noqa: E731
     st.session_state["tiny_stopped"] = label  # still here on the next run only if this one never finished
-    run = store.run(key, compute, not on_disk, show)
+    try:
+        run = store.run(key, compute, not on_disk, show)
+    except TrainingFailed as error:
+        del st.session_state["tiny_stopped"]
+        bar.empty()
+        st.error(t(f"{S}.failed", what=label, reason=str(error)), icon=":material/error:")
+        st.stop()
+    except TrainerBusy as busy:
+        del st.session_state["tiny_stopped"]
+        bar.empty()
+        st.warning(t(f"{S}.busy", what=label, running=busy.running, waiting=busy.waiting,
+                     seeds=", ".join(map(str, DEFAULT_SEEDS)), rate=DEFAULT.learning_rate), icon=":material/hourglass_top:")
+        st.stop()
     del st.session_state["tiny_stopped"]
     bar.empty()
     return run
