@@ -210,7 +210,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
             results["single_user"]["pages"] = asyncio.run(_single_user_all(app.url, pages, args, app.memory))
         if "load" in phases:
             cfg = load.LoadConfig(students=args.students, duration_s=args.duration, think_s=args.think,
-                                  ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, pages=pages)
+                                  ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, pages=pages,
+                                  long_actions=tuple(k.strip() for k in args.long_actions.split(",") if k.strip()))
             print(f"  {cfg.students} students for {cfg.duration_s:g} s (+{cfg.ramp_s:g} s ramp)...", flush=True)
             raw = asyncio.run(load.concurrent_students(app.url, cfg, app.memory))
             raw["records"] = _records(raw["records"])

@@ -3,6 +3,7 @@ over seeds.
 
     .venv/bin/python -m bench.bench_tiny_gpt                  # 5 repeats; 10 seeds of the default and the control
     .venv/bin/python -m bench.bench_tiny_gpt --repeats 9 --seeds 0
+    .venv/bin/python -m bench.bench_tiny_gpt --repeats 1 --seeds 0 --class-size 0 --own-runs 5   # lesson 11's child
 
 CPU time on one core (time.process_time, one BLAS thread): the machine is shared, so medians and spreads, never a
 single time. Minor page faults per step show what reusing the step's arrays (model.Buffers) saves. Asserts nothing
@@ -66,10 +67,52 @@ def class_at_once(config: Config, students: int, settings: int) -> tuple[float, 
     return time.perf_counter() - start, len(trained)
 
 
+def own_run(config: Config, seed: int, where: str) -> dict:
+    """One learner's own run as the page trains it, `where` = "thread" (the old way: train in the script thread) or
+    "child" (ui.tiny_gpt.worker) -> this process's CPU seconds (every thread) and wall seconds during the run, the
+    run's own CPU seconds, the wall time another thread's slices of pure-Python work (about 2 ms each alone, then
+    8 ms asleep: another student's script thread, which waits like it for the GIL) take meanwhile: median and max
+    ms (that thread's own CPU is left out of this process's), and the child's memory."""
+    import threading
+
+    from ui.tiny_gpt.worker import Trainer
+
+    def work() -> float:
+        start = time.perf_counter()
+        sum(i * i for i in range(25_000))
+        return (time.perf_counter() - start) * 1000
+
+    alone = statistics.median(work() for _ in range(20))
+    late, done, other_cpu = [], threading.Event(), []
+
+    def other_thread() -> None:
+        while not done.is_set():
+            late.append(work())
+            time.sleep(0.008)
+        other_cpu.append(time.thread_time())
+
+    ticker = threading.Thread(target=other_thread)
+    stats: dict = {}
+    ticker.start()
+    cpu, wall, own = time.process_time(), time.perf_counter(), time.thread_time()
+    if where == "thread":
+        train(config, seed, 25, lambda step: None)
+        stats["cpu_s"] = time.thread_time() - own
+    else:
+        Trainer().train(config, seed, 25, lambda step: None, stats=stats)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    done.set()
+    ticker.join()
+    return dict(stats, process_cpu_s=cpu - other_cpu[0], wall_s=wall, alone_ms=alone, slice_median_ms=statistics.median(late),
+                slice_max_ms=max(late))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_tiny_gpt", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=10, help="seeds of the phase-change spread (0: skip it)")
+    ap.add_argument("--own-runs", type=int, default=3, help="own runs timed in the script thread and in a child "
+                    "(0: skip)")
     ap.add_argument("--class-size", type=int, default=40, help="students starting a run at once (0: skip it)")
     args = ap.parse_args(argv)
     print(f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
@@ -100,6 +143,22 @@ def main(argv: list[str] | None = None) -> None:
     nbytes = sum(a.nbytes for a in run.snapshots.values())
     print(f"snapshots of a run: {len(run.steps)} x {sum(p.size for p in run.params.values())} weights = "
           f"{nbytes / 1e6:.2f} MB")
+
+    if args.own_runs:
+        for where in ("thread", "child"):
+            results = [own_run(config, 1000 + i, where) for i in range(args.own_runs)]
+
+            def med(name, scale=1.0, fmt=".2f"):
+                return format(statistics.median(r[name] * scale for r in results), fmt)
+
+            line = (f"a learner's own run in the {where}: this process's CPU {med('process_cpu_s')} s, the run's "
+                    f"{med('cpu_s')} s, wall {med('wall_s')} s; another thread's slices of Python work ({med('alone_ms', fmt='.1f')} "
+                    f"ms alone) took median {med('slice_median_ms', fmt='.1f')} ms, max {med('slice_max_ms', fmt='.1f')} "
+                    f"ms (medians of {len(results)} runs)")
+            if where == "child":
+                line += (f"; the child's peak RSS {med('max_rss_kb', 1 / 1024, '.0f')} MB, its own (private) memory "
+                         f"{med('private_kb', 1 / 1024, '.0f')} MB, the pickled run {med('pickle_bytes', 1e-6)} MB")
+            print(line)
 
     if args.class_size:
         for settings in (1, 4):

@@ -147,6 +147,8 @@ class LoadConfig:
     navigate_p: float = 0.1  # chance that an interaction is a page change instead of a widget change
     ramp_s: float = 5.0  # students arrive spread over this many seconds
     timeout_s: float = 30.0
+    long_actions: tuple[str, ...] = ()  # widget keys of explicit long actions, with their progress on screen meanwhile
+    long_timeout_s: float = 120.0  # ... a run of one counts as an error only past this
     seed: int = 0
     pages: list[str] = field(default_factory=list)
     get_page_first: bool = False  # GET the page's HTML first and keep its cookies, as a browser does
@@ -170,6 +172,7 @@ async def _student(i: int, base_url: str, cfg: LoadConfig, t0: float, end: float
     await asyncio.sleep(cfg.ramp_s * i / max(cfg.students, 1))
     page = cfg.pages[i % len(cfg.pages)]
     tab = StreamlitTab(base_url, timeout=cfg.timeout_s)
+    tab.long_actions, tab.long_timeout = frozenset(cfg.long_actions), cfg.long_timeout_s
     info = {"student": i, "http_upstream": "", "ws_upstreams": [], "session_ids": [], "resumed": None}
     sessions.append(info)
 
@@ -185,6 +188,17 @@ async def _student(i: int, base_url: str, cfg: LoadConfig, t0: float, end: float
         error(f"connect: {exc!r}")
         return
     reconnect_at = None if cfg.reconnect_after_s is None else t0 + cfg.ramp_s + cfg.reconnect_after_s
+
+    async def reconnect() -> RunResult:
+        """The browser's reconnect: the same session id, then a rerun."""
+        first_session = tab.session_id
+        await tab.reconnect()
+        info["ws_upstreams"].append(tab.upstream)
+        result = await tab.rerun()
+        info["session_ids"].append(tab.session_id)
+        info["resumed"] = tab.session_id == first_session
+        return result
+
     try:
         info["ws_upstreams"].append(tab.upstream)
         sink.append(RunRecord.of(await tab.open_page(page), t0, i))
@@ -198,12 +212,7 @@ async def _student(i: int, base_url: str, cfg: LoadConfig, t0: float, end: float
                 result = await tab.open_page(page)
             elif reconnect_at is not None and time.perf_counter() >= reconnect_at:
                 reconnect_at = None
-                first_session = tab.session_id
-                await tab.reconnect()  # the browser's reconnect: same session id, then a rerun
-                info["ws_upstreams"].append(tab.upstream)
-                result = await tab.rerun()
-                info["session_ids"].append(tab.session_id)
-                info["resumed"] = tab.session_id == first_session
+                result = await reconnect()
             elif len(cfg.pages) > 1 and rng.random() < cfg.navigate_p:
                 page = rng.choice([p for p in cfg.pages if p != page])
                 result = await tab.navigate(page)
@@ -211,6 +220,8 @@ async def _student(i: int, base_url: str, cfg: LoadConfig, t0: float, end: float
                 result = await tab.change_random_widget(rng)
             sink.append(RunRecord.of(result, t0, i))
             next_at = max(next_at, time.perf_counter())  # a slow run delays, never bunches, the next one
+        if reconnect_at is not None and tab.ws is not None and time.perf_counter() >= reconnect_at:
+            sink.append(RunRecord.of(await reconnect(), t0, i))  # a long action ran from before its time to the end
     except Exception as exc:  # noqa: BLE001
         error(repr(exc))
     finally:
@@ -254,7 +265,7 @@ async def concurrent_students(base_url: str, cfg: LoadConfig,
     sessions: list[dict] = []
     students = [asyncio.create_task(_student(i, base_url, cfg, t0, end, records, student_errors, sessions))
                 for i in range(cfg.students)]
-    hard_limit = cfg.ramp_s + cfg.duration_s + 2 * cfg.timeout_s + 10
+    hard_limit = cfg.ramp_s + cfg.duration_s + 2 * max(cfg.timeout_s, cfg.long_timeout_s) + 10
     done, pending = await asyncio.wait(students, timeout=hard_limit)
     for task in pending:
         task.cancel()

@@ -80,6 +80,8 @@ class StreamlitTab:
         self.ws_url = f"{scheme}://{parts.netloc}{parts.path.rstrip('/')}{STREAM_PATH}"
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.long_actions: frozenset[str] = frozenset()  # widget keys held to long_timeout instead (training...)
+        self.long_timeout = timeout
         self.cookie = cookie
         self.locale = locale
         self.ws = None
@@ -213,7 +215,8 @@ class StreamlitTab:
         started = result.started_at = time.perf_counter()
         try:
             await self.ws.send(payload)
-            await asyncio.wait_for(self._read_until_finished(result, fragment_id), timeout=self.timeout)
+            limit = self.long_timeout if widget in self.long_actions else self.timeout
+            await asyncio.wait_for(self._read_until_finished(result, fragment_id), timeout=limit)
         except asyncio.TimeoutError:
             result.errors.append("timeout")
             await self.close()  # a late reply must not be taken for the next run's; the student comes back anew

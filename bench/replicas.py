@@ -121,6 +121,7 @@ def markdown(res: dict) -> str:
             b = s["interactions_short"]
             lines.append(f"| ... without long actions ({', '.join(s['long_actions'])}) | | {b['n']} | "
                          f"| {fmt(b['p50_ms'])} | {fmt(b['p95_ms'])} | {fmt(b['p99_ms'])} | |")
+    lines += report.per_page_lines(lb)
     if base:
         ratio = (lb["runs_per_s"] / base["runs_per_s"]) if base["runs_per_s"] else None
         lines += ["", f"Throughput through {name} / one replica: {fmt(ratio, 2)}x "
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in replicas:
             asyncio.run(warm_up(r.url, pages))
         cfg = dict(students=args.students, duration_s=args.duration, think_s=args.think, ramp_s=args.ramp,
-                   timeout_s=args.timeout, seed=args.seed, pages=pages)
+                   timeout_s=args.timeout, seed=args.seed, pages=pages, long_actions=report.LONG_ACTIONS)
         if not args.no_baseline:
             print(f"baseline: {args.students} students on replica 1 for {args.duration:g} s", flush=True)
             base_raw = asyncio.run(load.concurrent_students(replicas[0].url, load.LoadConfig(**cfg), replicas[0].memory))

@@ -196,6 +196,10 @@ def test_the_load_summary_keeps_long_actions_apart_and_reads_private_memory():
     assert s["interactions"]["n"] == 4 and s["interactions_short"]["n"] == 3 and s["interactions_long"]["n"] == 1
     assert s["interactions_short"]["max_ms"] == 30 and s["interactions_long"]["max_ms"] == 2500
     assert s["rss_max_mb"] == 1510.0 and s["private_max_mb"] == 420.0
+    assert s["by_widget"]["/gpt gpt_seed"]["n"] == 3 and s["by_widget"]["/gpt gpt_seed"]["max_ms"] == 30
+    assert s["by_widget"]["/gpt gpt_generate"]["n"] == 1 and "/gpt open" not in s["by_widget"]  # (opens apart)
+    slowest = [line for line in report.per_page_lines(s) if line.startswith("| /gpt ")]
+    assert slowest[0].startswith("| /gpt | 4 |") and slowest[1].startswith("| /gpt gpt_generate | 1 |")
     meta = {"started": "now", "command": "python -m bench", "cpus": 2, "loadavg": "0", "python": "3.11",
             "streamlit": "1.67.0", "commit": "abc"}
     text = report.markdown({"meta": meta, "concurrent": s})

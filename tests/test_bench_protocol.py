@@ -75,8 +75,14 @@ def preset():
     st.slider("b", 0, 10, 5, key="p_b")
     st.code(json.dumps({k: st.session_state.get(k) for k in ("p_sel", "p_a", "p_b")}), language=None)
 
+def slow():  # a long action: its run takes seconds
+    if st.button("train", key="w_b"):
+        import time
+        time.sleep(3.0)
+    st.text("trained")
+
 st.navigation([st.Page(lesson, title="Lesson", default=True), st.Page(other, title="Other", url_path="other"),
-               st.Page(preset, title="Preset", url_path="preset")]).run()
+               st.Page(preset, title="Preset", url_path="preset"), st.Page(slow, title="Slow", url_path="slow")]).run()
 '''
 
 
@@ -290,6 +296,35 @@ def test_every_widget_kind_reaches_the_script_with_the_value_sent(fixture_server
 
 
 # --- the pure parts -----------------------------------------------------------------------------------
+
+async def _press_the_long_action(url: str) -> list[list[str]]:
+    tab = StreamlitTab(url, timeout=60)
+    await tab.connect()
+    try:
+        await tab.open_page("slow")
+        button = next(w for w in tab.drivable_widgets() if w.user_key == "w_b")
+        tab.timeout, tab.long_actions, tab.long_timeout = 1.0, frozenset({"w_b"}), 60.0
+        held = await tab.change_widget(button, random.Random(0))  # a long action: held to long_timeout
+        tab.long_actions = frozenset()
+        cut = await tab.change_widget(button, random.Random(0))  # the same press, held to the 1 s of the others
+    finally:
+        await tab.close()
+    return [held.errors, cut.errors]
+
+
+def test_a_long_action_is_held_to_its_own_timeout(fixture_server):
+    held, cut = run_coroutine(_press_the_long_action(fixture_server.url))
+    assert held == [] and cut == ["timeout"]
+
+
+def test_a_student_busy_in_a_long_action_past_its_reconnect_still_reconnects(fixture_server):
+    cfg = load.LoadConfig(students=1, duration_s=1.0, think_s=0.1, ramp_s=0.0, timeout_s=60, seed=1, pages=["slow"],
+                          long_actions=("w_b",), reconnect_after_s=0.5)
+    out = run_coroutine(load.concurrent_students(fixture_server.url, cfg))
+    [student] = out["sessions"]
+    assert any(r.widget == "w_b" for r in out["records"])  # the 3-s press ran over the reconnect's time to the end
+    assert student["resumed"] is True and len(student["session_ids"]) == 2 and not out["student_errors"]
+
 
 def test_percentile_interpolates_between_ranks():
     assert stats.percentile([1, 2, 3, 4], 50) == 2.5

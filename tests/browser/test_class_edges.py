@@ -10,7 +10,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import RECORD_TOASTS, new_page, open_page, rerun_after, wait_for_app
+from tests.browser.conftest import RECORD_TOASTS, new_page, open_page, rerun_after, wait_for_app, wait_still
 from ui.shared.common import MAX_CHARS
 
 pytestmark = pytest.mark.browser
@@ -200,11 +200,18 @@ IPAD_AS_MAC_UA = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/6
                   "Version/17.4 Safari/605.1.15")
 
 
+IPAD_VIEWPORT = {"width": 820, "height": 1180}
+UNDER_FINGER_IN_FIRST_CHART = """([x, y]) => { const under = document.elementFromPoint(x, y);
+  return !!under && under.closest('.js-plotly-plot') === document.querySelector('.js-plotly-plot'); }"""
+ROOM_BELOW = """() => { const m = document.querySelector('[data-testid=stMain]') || document.scrollingElement;
+  return m.scrollHeight - m.clientHeight - m.scrollTop; }"""
+
+
 @pytest.mark.parametrize("url_path", ["self-attention", "causal"])
 def test_a_swipe_over_a_chart_on_an_ipad_scrolls_the_page(browser, app_url, url_path):
     from tests.browser.test_phone import AXIS_RANGES, SCROLL_TOP, swipe_up
 
-    context = browser.new_context(viewport={"width": 820, "height": 1180}, has_touch=True, device_scale_factor=2,
+    context = browser.new_context(viewport=IPAD_VIEWPORT, has_touch=True, device_scale_factor=2,
                                   user_agent=IPAD_AS_MAC_UA)
     try:
         ipad = new_page(context)
@@ -216,11 +223,24 @@ def test_a_swipe_over_a_chart_on_an_ipad_scrolls_the_page(browser, app_url, url_
                                "p._fullLayout.dragmode === false)", timeout=60_000)
         wait_for_app(ipad)
         chart = ipad.locator(".js-plotly-plot").first
-        chart.scroll_into_view_if_needed()
-        box = chart.bounding_box()
+        for _ in range(5):  # charts around it draw as they come into view and move it (on CI: off the screen)
+            chart.scroll_into_view_if_needed()
+            wait_still(chart)  # read its box once it rests, and scroll again while too little of it is on screen
+            box = chart.bounding_box()
+            if min(box["y"] + box["height"], IPAD_VIEWPORT["height"]) - max(box["y"], 0) >= 200:
+                break
         ranges, top = ipad.evaluate(AXIS_RANGES, 0), ipad.evaluate(SCROLL_TOP)
-        swipe_up(ipad, box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6, 260)
-        assert ipad.evaluate(SCROLL_TOP) - top > 40, "the swipe did not scroll the page"
+        # up, unless the chart sits at the page's end (CI: scrolled to its end, no room below): then down
+        distance = -260 if ipad.evaluate(ROOM_BELOW) < 300 else 260
+        # the finger lands on the chart's part that is on screen, with room for the swipe inside the screen
+        shown_top, shown_bottom = max(box["y"], 0), min(box["y"] + box["height"], IPAD_VIEWPORT["height"])
+        y = shown_top + (shown_bottom - shown_top) * (0.7 if distance > 0 else 0.3)
+        y = min(max(y, 300), IPAD_VIEWPORT["height"] - 300)
+        x = box["x"] + box["width"] / 2
+        assert ipad.evaluate(UNDER_FINGER_IN_FIRST_CHART, [x, y]), (box, x, y)  # the swipe starts over the chart
+        swipe_up(ipad, x, y, distance)
+        moved = ipad.evaluate(SCROLL_TOP) - top
+        assert abs(moved) > 40, f"the swipe did not scroll the page: {dict(box=box, y=y, top=top, distance=distance)}"
         assert ipad.evaluate(AXIS_RANGES, 0) == ranges, "the swipe zoomed the chart"
         assert ipad.locator(".modebar-container .modebar").count() == 0  # no toolbar over the titles
     finally:
