@@ -150,6 +150,26 @@ def rerun_after(pg, action, timeout: float = 60_000) -> None:
     wait_for_app(pg, timeout)
 
 
+
+def choose(pg, label: str, option: str, attempts: int = 3) -> None:
+    """Open the selectbox whose label starts with ``label``, pick ``option`` and wait for the run it starts. A list
+    that is not open 10 s after the click (a late redraw closed it: once on CI) is opened again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = pg.get_by_test_id("stSelectbox").filter(has_text=label)
+    choice = pg.get_by_role("option", name=option, exact=True)
+    for attempt in range(attempts):
+        box.evaluate("e => e.scrollIntoView({block: 'center'})")  # room below it for the list of options
+        box.get_by_role("combobox").click()
+        try:
+            choice.wait_for(state="visible", timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+            pg.keyboard.press("Escape")
+    rerun_after(pg, choice.click)
+
 # Resolves true once the element's box, its number of SVG texts and the main area's scroll position have stayed the
 # same for 5 animation frames (a chart finished drawing or resizing, a scroll came to rest); false after 20 s.
 STILL_JS = """(el) => new Promise(resolve => {

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import new_page, open_page, rerun_after
+from tests.browser.conftest import choose, new_page, open_page, rerun_after
 from ui.shared.i18n import load_strings
 
 pytestmark = pytest.mark.browser
@@ -44,13 +44,6 @@ def view_of(page) -> dict:
 
 def query_of(url: str) -> set[str]:
     return set(url.split("?", 1)[1].split("&")) if "?" in url else set()
-
-
-def choose(page, label: str, option: str) -> None:
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
-    box.evaluate("e => e.scrollIntoView({block: 'center'})")
-    box.get_by_role("combobox").click()
-    rerun_after(page, page.get_by_role("option", name=option, exact=True).click)
 
 
 def switch(page, label: str) -> None:

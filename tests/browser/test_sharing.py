@@ -11,17 +11,9 @@ import numpy as np
 import pytest
 
 from attention_core.self_attention import load_self_attention, preset_heads
-from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_for_app
+from tests.browser.conftest import charts_drawn, choose, new_page, open_page, rerun_after, wait_for_app
 
 pytestmark = pytest.mark.browser
-
-
-def choose(page, label: str, option: str) -> None:
-    """Open the selectbox whose label starts with ``label`` and pick ``option``."""
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
-    box.evaluate("e => e.scrollIntoView({block: 'center'})")  # room below it for the list of options
-    box.get_by_role("combobox").click()
-    rerun_after(page, page.get_by_role("option", name=option, exact=True).click)
 
 
 def view_of(page) -> dict:
