@@ -31,7 +31,7 @@ USER app
 # study, the famous sentence, what each question's answer reads on every preset): no start computes them again.
 # (prebuild prints how long the weights took; --strict fails the build if they cannot be made.) Last, lesson 11's
 # offered runs of the tiny GPT (~/.cache/attention-live/tiny_gpt, 19 runs, about 2 minutes): no first visitor trains them.
-RUN python -m attention_core.gpt.prebuild --strict \
+RUN python -m attention_core.smollm2.prebuild --strict \
     && python -c "from ui.gpt.circuits import store_results; store_results()" \
     && python -c "from ui.heads.study import BAND, DEFAULTS; BAND.result(); DEFAULTS.result()" \
     && python -c "from ui.heads.referent import REFERENT; REFERENT.result()" \

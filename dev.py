@@ -64,7 +64,7 @@ BUILD_GPT_CACHES = """
 from ui.tiny_gpt.runs import store_offered_runs  # lesson 11's offered runs (about 2 min once, then on disk)
 store_offered_runs()
 try:
-    from attention_core.gpt.weights import read_weights, untrained_weights
+    from attention_core.smollm2.weights import read_weights, untrained_weights
     read_weights(); untrained_weights()
     from ui.gpt.circuits import store_results  # lesson 9's results kept on disk between starts (once per weights
     store_results()  # and code): the study, the famous sentence, the presets' answers
@@ -88,7 +88,7 @@ def prebuild_gpt_weights() -> None:
     hash check after), so its first visitor does not wait for them; the child prints one line saying so. Whatever
     goes wrong here is printed and the app starts anyway: the page then builds them at its first visit."""
     try:
-        subprocess.run([str(PYTHON), "-m", "attention_core.gpt.prebuild"], cwd=ROOT, check=False)
+        subprocess.run([str(PYTHON), "-m", "attention_core.smollm2.prebuild"], cwd=ROOT, check=False)
     except OSError as exc:
         print(f"(the GPT's float32 weights are not built now: {exc}; the page builds them at its first visit)",
               flush=True)

@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.bench_gpt --parts maps,one --repeats 5
     .venv/bin/python -m bench.bench_gpt --parts class --students 40 --blas-threads 2
 
-Parts: `maps` a new prompt of 12 and 40 tokens through gpt.forward with all 270 maps, with the last position's
+Parts: `maps` a new prompt of 12 and 40 tokens through smollm2.forward with all 270 maps, with the last position's
 logits (the page's prompt_pass) and with every position's (one BLAS thread; wall and the thread's CPU time, p50 / p95); `steps` one model step for 1, 10 and 40 sequences (what batching buys); `one` one
 student's 20 tokens through the generation server (tokens/s); `same` 40 students pressing generate on the same
 prompt at once (how many prompts the model started: 1 = computed once); `class` 40 students generating 20 tokens
@@ -55,12 +55,12 @@ def limit_blas(threads: int):
 
 
 def model():
-    from attention_core import gpt
-    return gpt.default_model()
+    from attention_core import smollm2
+    return smollm2.default_model()
 
 
 def bench_maps(repeats: int) -> None:
-    from attention_core import gpt
+    from attention_core import smollm2
     weights, tokenizer = model()
     text = " ".join(class_prompts(12))
     ids_all = tokenizer.encode(text)
@@ -70,7 +70,7 @@ def bench_maps(repeats: int) -> None:
             for r in range(repeats):
                 ids = ids_all[r % 5: r % 5 + n]  # a different prompt each time: the pass is never cached
                 wall, cpu = time.perf_counter(), time.thread_time()
-                out = gpt.forward(weights, ids, all_logits=all_logits)
+                out = smollm2.forward(weights, ids, all_logits=all_logits)
                 cpus.append((time.thread_time() - cpu) * 1000)
                 walls.append((time.perf_counter() - wall) * 1000)
             print(f"maps: new prompt of {n} tokens, all {out.attention.shape[0] * out.attention.shape[1]} maps and "
@@ -79,22 +79,22 @@ def bench_maps(repeats: int) -> None:
 
 
 def bench_steps(repeats: int) -> None:
-    from attention_core import gpt
+    from attention_core import smollm2
     weights, tokenizer = model()
     prompts = [tokenizer.encode(p) for p in class_prompts(40)]
     for batch in (1, 10, 40):
-        _, caches = gpt.prefill_many(weights, prompts[:batch])
+        _, caches = smollm2.prefill_many(weights, prompts[:batch])
         cpus, walls = [], []
         for _ in range(repeats):
             wall, cpu = time.perf_counter(), time.thread_time()
-            gpt.run(weights, caches, [[13]] * batch)
+            smollm2.run(weights, caches, [[13]] * batch)
             cpus.append((time.thread_time() - cpu) * 1000)
             walls.append((time.perf_counter() - wall) * 1000)
         print(f"steps: one step for {batch:2d} sequences: thread CPU ms {percentiles(cpus)} | wall ms "
               f"{percentiles(walls)} | wall per sequence {statistics.median(walls) / batch:.1f} ms  [{load_line()}]",
               flush=True)
     wall, cpu = time.perf_counter(), time.thread_time()
-    gpt.prefill_many(weights, prompts)
+    smollm2.prefill_many(weights, prompts)
     print(f"steps: the 40 class prompts prefilled in one pass ({sum(map(len, prompts))} tokens): thread CPU "
           f"{(time.thread_time() - cpu) * 1000:.0f} ms, wall {(time.perf_counter() - wall) * 1000:.0f} ms", flush=True)
 
@@ -103,7 +103,8 @@ MAX_BATCH = [64]  # --max-batch: 1 serves one student at a time (the "before" of
 
 
 def new_server(**options):
-    from attention_core.gpt.batching import GenerationServer, gpt_step_functions
+    from attention_core.gpt.batching import GenerationServer
+    from attention_core.smollm2.serving import gpt_step_functions
     return GenerationServer(gpt_step_functions(model()[0]), max_batch=MAX_BATCH[0], **options)
 
 
@@ -230,12 +231,12 @@ def smaps_mb() -> dict:
 def memory_child(hold: str, ready: str) -> None:
     """One process: memory after imports, after the model, after a prompt's maps and a generation; then it waits
     (file `hold` present) so the other process's model is mapped at the same time."""
-    from attention_core import gpt  # noqa: F401 - the imports are part of "before"
+    from attention_core import smollm2  # noqa: F401 - the imports are part of "before"
     from attention_core.gpt import batching as gpt_batching
     before = smaps_mb()
     weights, tokenizer = model()
     loaded = smaps_mb()
-    gpt.forward(weights, tokenizer.encode(" ".join(class_prompts(6)))[:40])
+    smollm2.forward(weights, tokenizer.encode(" ".join(class_prompts(6)))[:40])
     server = new_server()
     list(server.stream(gpt_batching.GenerationRequest(tuple(tokenizer.encode("Hello")), max_new_tokens=20)))
     used = smaps_mb()

@@ -27,60 +27,60 @@ TEXT = ("The animal didn't cross the street because it was too tired, so it lay 
 
 
 def speed(repeats: int) -> None:
-    from attention_core import gpt
+    from attention_core import smollm2
     start = time.perf_counter()
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     print(f"default_model() (cache folder built before): {(time.perf_counter() - start) * 1000:.0f} ms")
     ids = tokenizer.encode(TEXT)
     for n in (12, 40):
         part = ids[:n]
-        for label, call in ((f"forward, {n} tokens, all maps + all logits", lambda: gpt.forward(weights, part)),
+        for label, call in ((f"forward, {n} tokens, all maps + all logits", lambda: smollm2.forward(weights, part)),
                             (f"forward, {n} tokens, all maps + last logits",
-                             lambda: gpt.forward(weights, part, all_logits=False)),
-                            (f"prefill, {n} tokens (last logits, no maps)", lambda: gpt.prefill(weights, part))):
+                             lambda: smollm2.forward(weights, part, all_logits=False)),
+                            (f"prefill, {n} tokens (last logits, no maps)", lambda: smollm2.prefill(weights, part))):
             call()
             print(describe(label, timed(call, repeats)))
             print(describe("  CPU time of the thread", timed(call, repeats, time.thread_time)))
     for batch in (1, 8, 40):
         lengths = [12 + (7 * b) % 29 for b in range(batch)]  # mixed lengths, 12-40 tokens
-        _, caches = gpt.prefill_many(weights, [ids[:n] for n in lengths])
+        _, caches = smollm2.prefill_many(weights, [ids[:n] for n in lengths])
         step = [5] * batch
 
         def one_step():
-            gpt.decode_step(weights, caches, step)
+            smollm2.decode_step(weights, caches, step)
         one_step()
         print(describe(f"decode_step, B = {batch} (caches 12-40 tokens)", timed(one_step, repeats)))
         print(describe("  CPU time of the thread", timed(one_step, repeats, time.thread_time)))
     prompt = tokenizer.encode("The capital of France is")
 
     def generate_20():
-        logits, cache = gpt.prefill(weights, prompt)
+        logits, cache = smollm2.prefill(weights, prompt)
         for _ in range(20):
-            logits = gpt.decode_step(weights, [cache], [int(np.argmax(logits))])[0]
+            logits = smollm2.decode_step(weights, [cache], [int(np.argmax(logits))])[0]
     print(describe("prefill + 20 greedy tokens, one sequence", timed(generate_20, max(3, repeats // 3))))
     sequences = [ids[b:b + 12 + b % 29] for b in range(40)]
 
     def forty_prompts_20_tokens():
-        logits, caches = gpt.prefill_many(weights, sequences)
+        logits, caches = smollm2.prefill_many(weights, sequences)
         for _ in range(20):
-            logits = gpt.decode_step(weights, caches, [int(i) for i in logits.argmax(axis=1)])
+            logits = smollm2.decode_step(weights, caches, [int(i) for i in logits.argmax(axis=1)])
     print(describe("40 prompts (12-40 tokens) + 20 tokens each, batched", timed(forty_prompts_20_tokens, 1)))
 
 
 def fidelity() -> None:
-    from attention_core import gpt
+    from attention_core import smollm2
     from tests import reference_gpt
-    weights, tokenizer = gpt.default_model()
-    tensors = reference_gpt.GGUFTensors(gpt.gguf_path())
+    weights, tokenizer = smollm2.default_model()
+    tensors = reference_gpt.GGUFTensors(smollm2.gguf_path())
     for text in ("The animal didn't cross the street because it was too tired.", TEXT[:180]):
         ids = tokenizer.encode(text)
         logits, maps = reference_gpt.forward(tensors, ids)
-        out = gpt.forward(weights, ids)
+        out = smollm2.forward(weights, ids)
         same = int((out.logits.argmax(1) == logits.argmax(1)).sum())
         print(f"vs float64 reference, {len(ids)} tokens: max |attention diff| {np.abs(out.attention - maps).max():.1e}"
               f", max |logit diff| {np.abs(out.logits - logits).max():.1e}, top-1 same at {same} of {len(ids)}")
-        logits_step, cache = gpt.prefill(weights, ids[:4])
-        steps = [logits_step] + [gpt.decode_step(weights, [cache], [t])[0] for t in ids[4:]]
+        logits_step, cache = smollm2.prefill(weights, ids[:4])
+        steps = [logits_step] + [smollm2.decode_step(weights, [cache], [t])[0] for t in ids[4:]]
         print(f"  KV cache (prefill 4 + steps) vs full pass: max |logit diff| "
               f"{np.abs(np.stack(steps) - out.logits[3:]).max():.1e}")
 
@@ -88,10 +88,10 @@ def fidelity() -> None:
 MEMORY_CHILD = """
 import sys, time
 from attention_core.blas import single_blas_thread
-from attention_core import gpt
+from attention_core import smollm2
 with single_blas_thread():
-    weights, tokenizer = gpt.default_model()
-    gpt.forward(weights, tokenizer.encode("The animal didn't cross the street because it was too tired."))
+    weights, tokenizer = smollm2.default_model()
+    smollm2.forward(weights, tokenizer.encode("The animal didn't cross the street because it was too tired."))
 print("ready", flush=True)
 sys.stdin.readline()
 """

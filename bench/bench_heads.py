@@ -27,12 +27,12 @@ def p95(seconds: list[float]) -> float:
 
 
 def speed(repeats: int, sweep: bool) -> None:
-    from attention_core import gpt
-    from attention_core.gpt import causal_study as cs
-    from attention_core.gpt import heads
-    from attention_core.gpt import interventions as iv
+    from attention_core import smollm2
+    from attention_core.gpt_studies import causal_study as cs
+    from attention_core.gpt_studies import heads
+    from attention_core.smollm2 import interventions as iv
 
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     sets = heads.induction_sets(8, 20)
     start = time.thread_time()
     picking, scoring = cs.run_set(weights, sets.picking, 20), cs.run_set(weights, sets.scoring, 20)

@@ -20,7 +20,7 @@ from attention_core.blas import single_blas_thread
 
 
 def sweep() -> None:
-    from attention_core.gpt import referent_study as rs
+    from attention_core.gpt_studies import referent_study as rs
     from ui.heads import referent
 
     weights, tokenizer = referent.model()
@@ -65,7 +65,7 @@ def sweep() -> None:
 
 
 def page(repeats: int) -> None:
-    from attention_core.gpt.weights import default_cache_root
+    from attention_core.gpt.float_cache import default_cache_root
     from tests.apptest_utils import open_page
     from ui.heads import referent
 

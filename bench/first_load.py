@@ -13,7 +13,7 @@ The very first visit after the server starts (it loads GloVe and fills the cache
 timeline: when the header, a loading message (spinner or progress bar), the first chart and the last chart appeared,
 and when the script was done. ``--fresh-cache`` points the server's XDG_CACHE_HOME at an empty temporary folder (the
 GPT's float32 weights and its cached results are built again: a new server's first visit). ``--prebuild`` first runs
-`python -m attention_core.gpt.prebuild` in that cache folder, as `python3 dev.py run` does before it starts the server
+`python -m attention_core.smollm2.prebuild` in that cache folder, as `python3 dev.py run` does before it starts the server
 (its wall time is printed: what a new machine's start waits before the server accepts anyone).
 Not a test: numbers depend on the machine and its load.
 """
@@ -110,7 +110,7 @@ def _visit(browser, url: str, timeout_ms: float = 120_000) -> dict[str, float]:
 def _prebuild(env: dict[str, str]) -> None:
     """Run dev.py run's prebuild step with the server's environment; print its line and its wall time."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "attention_core.gpt.prebuild"], cwd=ROOT, env={**os.environ, **env},
+    subprocess.run([sys.executable, "-m", "attention_core.smollm2.prebuild"], cwd=ROOT, env={**os.environ, **env},
                    check=False)
     print(f"prebuild before the server starts (as dev.py run): {time.perf_counter() - start:.1f} s wall", flush=True)
 

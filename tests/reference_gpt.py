@@ -1,4 +1,4 @@
-"""A separately written SmolLM2 (Llama) forward pass in float64, the reference for attention_core.gpt.
+"""A separately written SmolLM2 (Llama) forward pass in float64, the reference for attention_core.smollm2.
 
 Shares no code with it: the GGUF's raw blocks are dequantized here by hand (Q8_0: a float16 scale per 32 int8;
 Q4_1: a float16 scale and minimum per 32 four-bit numbers), llama.cpp's row permutation of attn_q/attn_k is undone
@@ -102,7 +102,7 @@ def forward(tensors: GGUFTensors, ids, n_layer: int = 30, heads: int = 9, kv_hea
             record: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """ids: (n,) -> logits (n, V), attention (n_layer, heads, n, n), both float64.
 
-    Interventions, for the tests of attention_core.gpt.interventions: head_override {(layer, head, position):
+    Interventions, for the tests of attention_core.smollm2.interventions: head_override {(layer, head, position):
     (hd,) vector} replaces that head's output (before the output projection) at that position; resid_override
     {(layer, position): (d,) vector} replaces the residual stream entering that layer (n_layer: after the last) at
     that position; hidden: key positions no later query may see. record (a dict) receives "resid" (the residual

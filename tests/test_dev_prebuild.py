@@ -1,5 +1,5 @@
 """`python3 dev.py run` builds the GPT lesson's float32 weights before the server starts (one line says so, with how
-long it took), and a failure there never stops the app from starting (attention_core.gpt.prebuild)."""
+long it took), and a failure there never stops the app from starting (attention_core.smollm2.prebuild)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_core.gpt import prebuild as gpt_prebuild
-from attention_core.gpt import weights as gpt_weights
-from attention_core.gpt.weights import GPTUnavailable
+from attention_core.smollm2 import prebuild as gpt_prebuild
+from attention_core.smollm2 import weights as gpt_weights
+from attention_core.smollm2.weights import GPTUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +50,7 @@ def commands_of_run(dev, monkeypatch, prebuild_fails: bool) -> list[list[str]]:
 
 def test_run_builds_the_weights_before_it_starts_the_server(dev, monkeypatch):
     prebuild, server = commands_of_run(dev, monkeypatch, prebuild_fails=False)
-    assert prebuild[1:] == ["-m", "attention_core.gpt.prebuild"]
+    assert prebuild[1:] == ["-m", "attention_core.smollm2.prebuild"]
     assert server[1:4] == ["-m", "streamlit", "run"] and server[-1] == "--server.port=9999"
 
 
@@ -95,7 +95,7 @@ def test_the_tests_and_the_image_store_lesson_9s_results_before_a_server_starts(
     assert "from ui.gpt.circuits import store_results" in dev.BUILD_GPT_CACHES and "store_results()" in dev.BUILD_GPT_CACHES
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'python -c "from ui.gpt.circuits import store_results; store_results()"' in dockerfile
-    assert dockerfile.index("attention_core.gpt.prebuild --strict") < dockerfile.index("store_results()")
+    assert dockerfile.index("attention_core.smollm2.prebuild --strict") < dockerfile.index("store_results()")
 
 
 def test_the_tests_and_the_image_train_lesson_11s_offered_runs_before_a_server_starts(dev):

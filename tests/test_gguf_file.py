@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from attention_core.gpt import gguf_file
-from attention_core.gpt import weights as gpt_weights
-from attention_core.gpt.weights import GPTUnavailable, GPTVocabulary
+from attention_core.smollm2 import weights as gpt_weights
+from attention_core.smollm2.weights import GPTUnavailable, GPTVocabulary
 
 gguf = pytest.importorskip("gguf")
 
@@ -182,7 +182,7 @@ def corrupt_gpt_package(monkeypatch, tmp_path):
     fresh folder (the shared cache is not touched), and no model read earlier is kept."""
     from tests.test_faults_models import without_package
 
-    import attention_core.gpt
+    import attention_core.smollm2
     import ui.gpt.circuits  # noqa: F401 - registers lesson 9's start-up work, so it is found below
 
     cut = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -203,7 +203,7 @@ def corrupt_gpt_package(monkeypatch, tmp_path):
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
         monkeypatch.setattr(importlib.metadata, "distribution", distribution)
 
-    yield from without_package("gpt-", hide, attention_core.gpt.default_model.cache_clear)
+    yield from without_package("gpt-", hide, attention_core.smollm2.default_model.cache_clear)
 
 
 @needs_model

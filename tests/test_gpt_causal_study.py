@@ -1,4 +1,4 @@
-"""The lesson "What heads do"'s experiments (attention_core/gpt/causal_study.py) on a tiny random model, each
+"""The lesson "What heads do"'s experiments (attention_core/gpt_studies/causal_study.py) on a tiny random model, each
 against the same quantity computed another way: whole runs instead of runs started at a layer, heads.py's losses
 and scores, scipy's rank correlation, loops."""
 
@@ -9,9 +9,9 @@ import pytest
 
 from attention_core.attention import log_softmax
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import causal_study as cs
-from attention_core.gpt import heads
-from attention_core.gpt import interventions as iv
+from attention_core.gpt_studies import causal_study as cs
+from attention_core.gpt_studies import heads
+from attention_core.smollm2 import interventions as iv
 from attention_core.measure import head_stats
 from tests.test_gpt_interventions import CONFIG, random_weights
 

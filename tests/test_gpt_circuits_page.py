@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 import numpy as np
 import pytest
-from attention_core import gpt
-from attention_core.gpt import model as gpt_model
+from attention_core import smollm2
+from attention_core.smollm2 import model as gpt_model
 from tests.apptest_utils import assert_clean, open_page
 from ui.shared.i18n import load_strings
 from tests.test_predictions import shown_before
@@ -44,7 +44,7 @@ def test_the_leak_tests_second_pass_runs_only_for_a_learner_who_answered(monkeyp
     """The changed text's full pass (the experiment that settles the leak question) is not paid on every new prompt:
     it runs when the learner answers, once."""
     calls = []
-    real = gpt.forward
+    real = smollm2.forward
 
     def counting(weights, ids, all_logits=True):
         calls.append(tuple(int(i) for i in ids))
@@ -68,7 +68,7 @@ def test_it_cannot_see_tired_or_wide_and_the_last_word_can(lang):
     at = answered(lang)
     first = "The animal didn't cross the street because it was too tired"
     a, b = full_pass(ids_of(first)), full_pass(ids_of(first[:-5] + "wide"))
-    tokens = gpt.default_model()[1].token_strings(list(ids_of(first)))
+    tokens = smollm2.default_model()[1].token_strings(list(ids_of(first)))
     it, animal, street = tokens.index("Ġit"), tokens.index("Ġanimal"), tokens.index("Ġstreet")
     assert np.array_equal(a.attention[..., it, :], b.attention[..., it, :])
     flips = sum(int((a.attention[layer, head, -1, animal] > a.attention[layer, head, -1, street])
@@ -102,7 +102,7 @@ def test_the_sink_numbers(lang):
 def repeated_study():
     """The page's repeated random sequences, measured here with loops: the head picked on the picking set, its score
     on the scoring set, and the mean loss per token on each copy of the scoring set."""
-    from attention_core.gpt.heads import induction_sets
+    from attention_core.gpt_studies.heads import induction_sets
 
     sets = induction_sets(count=8, length=20)
 
@@ -162,7 +162,7 @@ def test_the_cache_size_follows_the_models_shapes_and_the_timing_is_measured():
     per_token = 2 * 30 * 3 * 64 * 4  # keys and values, layers, key/value heads, head size, float32
     assert [m for m in shown(at) if f"**{per_token * n / 1e3:.1f} kB**" in m]
     import gguf
-    from attention_core.gpt.weights import gguf_path
+    from attention_core.smollm2.weights import gguf_path
 
     params = sum(int(np.prod([int(d) for d in x.shape])) for x in gguf.GGUFReader(str(gguf_path())).tensors)
     full, weights = per_token * 8192, 4 * params  # the cache at the model's full context; the float32 weights

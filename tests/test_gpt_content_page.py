@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attention_core import gpt
+from attention_core import smollm2
 from tests.apptest_utils import assert_clean, open_page, recorded_downloads
 from tests.test_gpt_page import (
     DEFAULT_SEED, PROMPT, answer_all, custom, full_pass, ids_of, shown, softmax, strings)
@@ -119,7 +119,7 @@ def code_spans(markdown: str) -> list[str]:
 def test_every_token_is_its_own_box_so_a_pipe_token_is_not_a_separator(text):
     at = custom(text)
     assert_clean(at)
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     ids = ids_of(text)
     expected = [tokenizer.decode([i]).replace(" ", "·") for i in ids]
     line = [c for c in shown(at) if f"reads {len(ids)} tokens" in c]
@@ -133,7 +133,7 @@ def test_a_name_that_merges_with_the_text_gets_the_message_that_applies():
     at = answer_all(open_page("gpt", timeout=600))
     at.text_input(key="gpt_name").input("<script>").run()
     assert_clean(at)
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     text = "My new neighbour is called <script>. This morning I said hello to <script>."
     assert "Ġ<" in tokenizer.token_strings(list(ids_of(" <script>"))) and ">." in tokenizer.token_strings(list(ids_of(text)))
     said = [w.value for w in at.warning]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import model as gpt  # the module itself: a test changes its PREFILL_CHUNK
-from attention_core.gpt import weights as gpt_weights
-from attention_core.gpt.weights import GPTConfig, GPTWeights
+from attention_core.smollm2 import model as gpt  # the module itself: a test changes its PREFILL_CHUNK
+from attention_core.smollm2 import weights as gpt_weights
+from attention_core.smollm2.weights import GPTConfig, GPTWeights
 from tests import reference_gpt
 
 try:

@@ -125,7 +125,7 @@ def test_what_cannot_be_stored_is_refused():
 
 @pytest.mark.slow
 def test_a_second_start_reads_the_study_from_disk_without_a_model_pass(tmp_path, monkeypatch):
-    from attention_core.gpt import model as gpt_model
+    from attention_core.smollm2 import model as gpt_model
     from ui.gpt import circuits
 
     monkeypatch.setattr(circuits, "SEQUENCES", 2)  # a small study: the parameters are part of the file's key
@@ -155,7 +155,7 @@ def test_a_second_start_reads_the_study_from_disk_without_a_model_pass(tmp_path,
 
 @pytest.mark.slow
 def test_a_second_start_reads_the_famous_sentence_and_japanese_from_disk(tmp_path, monkeypatch):
-    from attention_core.gpt import model as gpt_model
+    from attention_core.smollm2 import model as gpt_model
     from ui.gpt import mask, page
 
     monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
@@ -204,7 +204,7 @@ def test_the_decorator_keeps_a_functions_dataclass_on_disk(tmp_path, monkeypatch
 
 @pytest.mark.slow
 def test_building_the_float32_copy_reports_each_stage_and_every_tensor(tmp_path, monkeypatch):
-    from attention_core.gpt import weights
+    from attention_core.smollm2 import weights
 
     seen = []
     real_report = weights._report
@@ -254,7 +254,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
     """store_results (dev.py, the image's build) writes what each question's first answer reads; after a restart
     (the process's caches cleared) warm_answers reads them back with no pass of the model but the presets' own
     passes, and every value is the one computed."""
-    from attention_core.gpt import interventions, model as gpt_model
+    from attention_core.smollm2 import interventions, model as gpt_model
     from ui.gpt import circuits, mask, next_token, page
 
     monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)

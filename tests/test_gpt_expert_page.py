@@ -12,7 +12,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from attention_core import gpt
+from attention_core import smollm2
 from tests.test_gpt_page import DATA, answered, full_pass, ids_of, shown, strings
 
 pytestmark = pytest.mark.pages
@@ -28,7 +28,7 @@ def referents():
     stem = first[: len(first) - len(first.split()[-1])]
     words = [first.split()[-1], *PAIR["first_referent"], PAIR["other_word"], *PAIR["second_referent"]]
     k = 1 + len(PAIR["first_referent"])
-    tokens = gpt.default_model()[1].token_strings(list(ids_of(stem + words[0])))
+    tokens = smollm2.default_model()[1].token_strings(list(ids_of(stem + words[0])))
     animal, street = tokens.index("Ġanimal"), tokens.index("Ġstreet")
     weights = {w: full_pass(ids_of(stem + w)).attention[:, :, -1] for w in words}
     prefer = {w: [[int(a[layer, head, street] > a[layer, head, animal]) for head in range(9)] for layer in range(30)]
@@ -45,7 +45,7 @@ def referents():
     a_id, s_id = ids_of(" animal")[0], ids_of(" street")[0]
     names = []
     for w in words:
-        logits = gpt.forward(gpt.default_model()[0], list(ids_of(stem + w + PAIR["question"])), all_logits=False).logits
+        logits = smollm2.forward(smollm2.default_model()[0], list(ids_of(stem + w + PAIR["question"])), all_logits=False).logits
         names.append(bool(logits[-1][a_id] > logits[-1][s_id]))
     return {"words": words, "k": k, "same": same, "to_sleepy": flips(words[0], words[1]),
             "pair": flips(words[0], words[k]), "head": f"L{layer}H{head}", "grows": grows, "held": k - 1,
@@ -95,7 +95,7 @@ def test_the_model_answers_animal_whatever_the_adjective():
 def test_the_page_says_what_changed_from_lesson_7_with_the_files_sizes():
     import gguf
 
-    from attention_core.gpt.weights import gguf_path
+    from attention_core.smollm2.weights import gguf_path
 
     reader = gguf.GGUFReader(str(gguf_path()))
     shapes = {x.name: [int(d) for d in x.shape] for x in reader.tensors}
@@ -112,7 +112,7 @@ def test_the_page_says_what_changed_from_lesson_7_with_the_files_sizes():
 def layer0_scores(ids, offset):
     """Layer 0's scores, float64, written here: RMSNorm of the embeddings, q and k, adjacent pairs turned by
     position * 100000^(-2i/64), query head h against key/value head h // 3."""
-    w = gpt.default_model()[0]
+    w = smollm2.default_model()[0]
     x = w.embedding[list(ids)].astype(np.float64)
     x = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-5) * w.attn_norm[0]
     pos = np.arange(offset, offset + len(ids), dtype=np.float64)[:, None] * 100000.0 ** (-np.arange(0, 64, 2) / 64)
@@ -185,20 +185,20 @@ def test_the_sinks_telling_control_is_a_random_first_token():
     at = answered("en")
     line = [m for m in shown(at) if m.startswith("The telling control")]
     assert len(line) == 1 and f"**{share:.0%}**" in line[0]
-    assert gpt.default_model()[1].decode([token]).replace(" ", "·") in line[0]
+    assert smollm2.default_model()[1].decode([token]).replace(" ", "·") in line[0]
 
 
 def test_the_chat_template_changes_what_the_model_writes_first():
     from tests.test_gpt_page import PROMPT, softmax
 
-    enc = gpt.default_model()[1].encode
+    enc = smollm2.default_model()[1].encode
     system = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
     chat = ([1] + enc("system\n" + system) + [2] + enc("\n") + [1] + enc("user\n") + list(ids_of(PROMPT)) + [2]
             + enc("\n") + [1] + enc("assistant\n"))  # ChatML, as the model's template writes it
     p_chat = softmax(full_pass(tuple(chat)).logits[-1])
     p_raw = softmax(full_pass(ids_of(PROMPT)).logits[-1])
     assert int(np.argmax(p_chat)) != int(np.argmax(p_raw))  # held: the first token changes
-    top = gpt.default_model()[1].decode([int(np.argmax(p_chat))]).replace(" ", "·")
+    top = smollm2.default_model()[1].decode([int(np.argmax(p_chat))]).replace(" ", "·")
     at = answered("en")
     line = [m for m in shown(at) if "chat format" in m]
     assert len(line) == 1 and f"become `{top}`" in line[0] and f"(the first at {p_chat.max() * 100:.1f} %)" in line[0]
@@ -207,7 +207,7 @@ def test_the_chat_template_changes_what_the_model_writes_first():
 def test_the_4_bit_caveat_says_what_the_file_holds():
     import gguf
 
-    from attention_core.gpt.weights import gguf_path
+    from attention_core.smollm2.weights import gguf_path
 
     kinds = {x.name: x.tensor_type.name for x in gguf.GGUFReader(str(gguf_path())).tensors}
     matrices = {k for n, k in kinds.items() if n.startswith("blk.") and not n.endswith("norm.weight")}

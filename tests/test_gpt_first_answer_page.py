@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from tests.apptest_utils import assert_clean, open_page
 from tests.test_gpt_page import strings, shown
 
-gpt_weights = pytest.importorskip("attention_core.gpt.weights")
+gpt_weights = pytest.importorskip("attention_core.smollm2.weights")
 try:
     gpt_weights.gguf_path()
 except gpt_weights.GPTUnavailable as missing:
@@ -27,7 +27,7 @@ QUESTIONS = ("gpt_next_predict", "gpt_leak_predict", "gpt_it_predict", "gpt_sink
 def page_passes(monkeypatch):
     """-> the list of model passes (full runs and the interventions' runs) made by a page's run (a script thread),
     not by a background thread."""
-    from attention_core.gpt import interventions, model as gpt_model
+    from attention_core.smollm2 import interventions, model as gpt_model
 
     passes = []
     for module in (gpt_model, interventions):
@@ -65,10 +65,10 @@ def test_the_first_answers_on_a_preset_read_what_the_start_up_computed(page_pass
 
 def test_the_preset_prompts_are_the_ids_the_page_reads():
     """preset_prompts (what is kept on disk and warmed) holds each preset's ids exactly as prompt_picker reads them."""
-    from attention_core import gpt
+    from attention_core import smollm2
     from ui.gpt import page
 
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     expected = tuple(tuple(tokenizer.encode(text))[: page.MAX_PROMPT_TOKENS] for _, text in page.texts().presets)
     assert page.preset_prompts() == expected
     assert len(set(expected)) == len(expected)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core import gpt
-from attention_core.gpt import weights as gpt_weights
+from attention_core import smollm2
+from attention_core.smollm2 import weights as gpt_weights
 from attention_core.blas import single_blas_thread
-from attention_core.gpt.sampling import greedy_continuation
+from attention_core.smollm2.serving import greedy_continuation
 
 try:
     gpt_weights.gguf_path()
@@ -21,13 +21,13 @@ except gpt_weights.GPTUnavailable as missing:
 @pytest.fixture(scope="module")
 def model():
     with single_blas_thread():
-        yield gpt.default_model()
+        yield smollm2.default_model()
 
 
 def naive_greedy(weights, prefix: list[int], count: int) -> tuple[int, ...]:
     ids = list(prefix)
     for _ in range(count):
-        ids.append(int(np.argmax(gpt.forward(weights, ids).logits[-1])))
+        ids.append(int(np.argmax(smollm2.forward(weights, ids).logits[-1])))
     return tuple(ids[len(prefix):])
 
 
@@ -41,5 +41,5 @@ def test_greedy_continuation_is_greedy_decoding(model, known):
               "diverges later": [expected[0], expected[1], expected[2] + 1, expected[3]],
               "too short": [expected[0]]}[known]
     text = prefix + follow
-    logits = gpt.forward(weights, text).logits[len(prefix) - 1:]
+    logits = smollm2.forward(weights, text).logits[len(prefix) - 1:]
     assert greedy_continuation(weights, prefix, logits, tuple(follow), 4) == expected

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.gpt import heads
+from attention_core.gpt_studies import heads
 from tests.hypothesis_budget import examples
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention_core.gpt import heads
+from attention_core.gpt_studies import heads
 from attention_core.blas import single_blas_thread
 
 pytestmark = pytest.mark.slow
@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def studies():
-    gpt = pytest.importorskip("attention_core.gpt")
-    from attention_core.gpt.weights import untrained_weights
+    gpt = pytest.importorskip("attention_core.smollm2")
+    from attention_core.smollm2.weights import untrained_weights
 
     weights, _ = gpt.default_model()
     sets = heads.induction_sets()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core import gpt
+from attention_core import smollm2
 from tests.apptest_utils import assert_clean
 from tests.test_gpt_page import (
     answer_all, answered, custom, figure, full_pass, ids_of, reveals, shown, softmax, strings)
@@ -69,6 +69,6 @@ def test_japanese_becomes_byte_pieces_and_decodes_back(lang):
     at = answered(lang)
     text = "日本の首都は"
     ids = ids_of(text)
-    assert gpt.default_model()[1].decode(list(ids)) == text
+    assert smollm2.default_model()[1].decode(list(ids)) == text
     line = [m for m in shown(at) if f"**{len(ids)} " in m and text in m]
     assert len(line) == 1 and "E6 97" in line[0]

@@ -1,4 +1,4 @@
-"""The GPT's interventions (attention_core/gpt/interventions.py, model.run's ablate) against the separately written
+"""The GPT's interventions (attention_core/smollm2/interventions.py, model.run's ablate) against the separately written
 float64 reference (tests/reference_gpt.py, its interventions done by naive loops), and the identities: patching
 everything from the clean run gives the clean run exactly, switching nothing off changes nothing bit for bit, the
 lens's last row is the logits, direct logit attribution adds up to the logit."""
@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import interventions as iv
-from attention_core.gpt import model as gpt_model
-from attention_core.gpt import weights as gpt_weights
-from attention_core.gpt.weights import GPTConfig, GPTWeights
+from attention_core.smollm2 import interventions as iv
+from attention_core.smollm2 import model as gpt_model
+from attention_core.smollm2 import weights as gpt_weights
+from attention_core.smollm2.weights import GPTConfig, GPTWeights
 from tests import reference_gpt
 from tests.hypothesis_budget import examples
 
@@ -306,56 +306,56 @@ PROMPT = "The capital of France is"
 
 @needs_model
 def test_next_token_logits_without_ablation_is_the_old_result_bit_for_bit():
-    from attention_core import gpt
+    from attention_core import smollm2
 
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     old = gpt_model.prefill(weights, tokenizer.encode(PROMPT))[0]  # what next_token_logits returned before `ablate`
-    assert np.array_equal(gpt.next_token_logits(PROMPT), old)
-    assert np.array_equal(gpt.next_token_logits(PROMPT, ablate=()), old)
+    assert np.array_equal(smollm2.next_token_logits(PROMPT), old)
+    assert np.array_equal(smollm2.next_token_logits(PROMPT, ablate=()), old)
 
 
 @needs_model
 def test_next_token_logits_with_heads_off_agrees_with_the_intervention_run():
-    from attention_core import gpt
+    from attention_core import smollm2
 
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     chosen = ((3, 2), (16, 0), (20, 5))
-    ablated = gpt.next_token_logits(PROMPT, ablate=chosen)
+    ablated = smollm2.next_token_logits(PROMPT, ablate=chosen)
     run = iv.run(weights, tokenizer.encode(PROMPT), iv.zero_ablation(chosen), rows=[-1]).logits[0, 0]
     np.testing.assert_allclose(ablated, run, rtol=0, atol=2e-3)
-    assert np.abs(ablated - gpt.next_token_logits(PROMPT)).max() > 0.05  # switching them off does something
+    assert np.abs(ablated - smollm2.next_token_logits(PROMPT)).max() > 0.05  # switching them off does something
 
 
 @needs_model
 def test_the_logit_lens_of_the_real_model():
-    from attention_core import gpt
+    from attention_core import smollm2
 
-    weights, tokenizer = gpt.default_model()
-    lens = gpt.logit_lens(PROMPT)
+    weights, tokenizer = smollm2.default_model()
+    lens = smollm2.logit_lens(PROMPT)
     assert lens.shape == (31, 49152) and lens.dtype == np.float32
-    np.testing.assert_allclose(lens[-1], gpt.next_token_logits(PROMPT), rtol=0, atol=1e-3)
+    np.testing.assert_allclose(lens[-1], smollm2.next_token_logits(PROMPT), rtol=0, atol=1e-3)
     last = np.asarray(weights.embedding[tokenizer.encode(PROMPT)[-1]], dtype=np.float64)
     row0 = (last / np.sqrt(np.mean(last ** 2) + 1e-5) * weights.output_norm) @ np.asarray(weights.embedding,
                                                                                           np.float64).T
     np.testing.assert_allclose(lens[0], row0, rtol=0, atol=1e-3)
-    assert gpt.logit_lens("日本").shape == (31, 49152)  # byte pieces: still a reading
-    assert gpt.logit_lens("The").shape == (31, 49152)  # one token
+    assert smollm2.logit_lens("日本").shape == (31, 49152)  # byte pieces: still a reading
+    assert smollm2.logit_lens("The").shape == (31, 49152)  # one token
     with pytest.raises(ValueError, match="empty"):
-        gpt.logit_lens("")
+        smollm2.logit_lens("")
     with pytest.raises(ValueError, match="at most"):
-        gpt.logit_lens(" the" * (iv.MAX_TOKENS + 1))
+        smollm2.logit_lens(" the" * (iv.MAX_TOKENS + 1))
 
 
 @needs_model
 @pytest.mark.slow
 def test_ablation_on_the_real_model_matches_the_float64_reference():
-    from attention_core import gpt
+    from attention_core import smollm2
 
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     ids = tokenizer.encode("The animal didn't cross the street because it was too tired.")
     chosen = ((0, 4), (16, 0), (20, 5))
     zeros = {(l, h, i): np.zeros(64) for l, h in chosen for i in range(len(ids))}
-    expected, _ = reference_gpt.forward(reference_gpt.GGUFTensors(gpt.gguf_path()), ids, head_override=zeros)
+    expected, _ = reference_gpt.forward(reference_gpt.GGUFTensors(smollm2.gguf_path()), ids, head_override=zeros)
     mine = iv.run(weights, ids, iv.zero_ablation(chosen)).logits[0]
     assert np.abs(mine - expected).max() < 2e-3
     assert np.array_equal(mine.argmax(axis=1), expected.argmax(axis=1))

@@ -1,4 +1,4 @@
-"""Lesson 9's KV-cache timing in a child process of its own (attention_core/gpt/kv_timing.py run through
+"""Lesson 9's KV-cache timing in a child process of its own (attention_core/gpt_studies/kv_timing.py run through
 ui/shared/child.py): the child's timing has the page's keys and writes the tokens the model writes here, it runs at
 the lowest priority, a learner who leaves kills it at once, a failing child is one line. No test times anything: a
 state is waited on (a file the child writes) with a generous timeout."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_core import gpt
-from attention_core.gpt import kv_timing
+from attention_core import smollm2
+from attention_core.gpt_studies import kv_timing
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from ui.shared import child
 
@@ -22,16 +22,16 @@ WAIT = 300  # seconds: generous, for a busy 2-core machine
 
 def greedy(weights, ids, count) -> list[int]:
     """The reference: ``count`` greedy tokens, prefill then one decode step per token, in this process."""
-    logits, cache = gpt.prefill(weights, list(ids))
+    logits, cache = smollm2.prefill(weights, list(ids))
     caches, made = [cache], []
     for _ in range(count):
         made.append(int(logits.argmax()))
-        logits = gpt.decode_step(weights, caches, [made[-1]])[0]
+        logits = smollm2.decode_step(weights, caches, [made[-1]])[0]
     return made
 
 
 def test_the_childs_timing_has_the_pages_keys_and_writes_the_models_tokens():
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     ids = tuple(tokenizer.encode("The cat sat on the mat. The cat"))
     long_ids = tuple((list(ids) * 8)[:40])
     stats = {}

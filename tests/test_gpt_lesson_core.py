@@ -1,4 +1,4 @@
-"""attention_core.gpt.heads' functions added for lesson 9's issue-33 items, against loops written here: flips between
+"""attention_core.gpt_studies.heads' functions added for lesson 9's issue-33 items, against loops written here: flips between
 sentences, the seeds' first draws, the filled text, the previous-token score with filler before the text, the random
 first token, the uniform loss and e^H, and the rotary scores' shift (on the small untrained copy)."""
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_core.gpt import heads
+from attention_core.gpt_studies import heads
 
 
 def test_noun_flips_counts_heads_preferring_the_other_noun():
@@ -65,7 +65,7 @@ def test_uniform_loss_and_equally_likely():
 
 
 def test_rotary_scores_depend_on_the_distance_only():
-    from attention_core.gpt.weights import GPTConfig, untrained_weights
+    from attention_core.smollm2.weights import GPTConfig, untrained_weights
 
     weights = untrained_weights(GPTConfig(), 0)
     diff, largest = heads.rotary_shift_difference(weights, [100, 2000, 31, 4000], (5, 700))

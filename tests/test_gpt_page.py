@@ -1,5 +1,5 @@
 """AppTest: lesson 9 (inside a GPT) asks before each reveal, and every number it shows matches an independent
-computation: the core's forward pass (attention_core.gpt) read with a naive float64 softmax and loops here, the GGUF
+computation: the core's forward pass (attention_core.smollm2) read with a naive float64 softmax and loops here, the GGUF
 file read directly for the parameter count. Bad prompts get a clear message. (Generation's streaming, Stop and a
 second click in a live browser: tests/browser/test_gpt.py; a missing package: tests/test_faults.py.)"""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_core import gpt
-from attention_core.gpt import model as gpt_model
+from attention_core import smollm2
+from attention_core.smollm2 import model as gpt_model
 from tests.apptest_utils import assert_clean, open_page
 from tests.test_predictions import shown_before
 
@@ -48,12 +48,12 @@ def softmax(z) -> np.ndarray:
 
 @functools.lru_cache(maxsize=None)
 def ids_of(text: str) -> tuple[int, ...]:
-    return tuple(gpt.default_model()[1].encode(text))
+    return tuple(smollm2.default_model()[1].encode(text))
 
 
 @functools.lru_cache(maxsize=None)
 def full_pass(ids: tuple[int, ...]):
-    return gpt.forward(gpt.default_model()[0], list(ids))
+    return smollm2.forward(smollm2.default_model()[0], list(ids))
 
 
 def shown(at) -> list[str]:
@@ -107,7 +107,7 @@ def test_every_question_comes_before_what_answers_it(lang):
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_model_card_counts_the_parameters_from_the_file(lang):
     import gguf
-    from attention_core.gpt.weights import gguf_path
+    from attention_core.smollm2.weights import gguf_path
 
     reader = gguf.GGUFReader(str(gguf_path()))
     params = sum(int(np.prod([int(s) for s in t.shape])) for t in reader.tensors)
@@ -178,7 +178,7 @@ def test_generation_shows_each_token_with_the_probability_it_had(monkeypatch):
     assert list(shown_table["token"]) == list(table["token"])
     assert list(shown_table["probability"]) == [percent_of(p) for p in table["probability"]]
     ids = list(ids_of(PROMPT))
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     made = []
     for shown_token, prob in zip(table["token"], table["probability"]):
         probs = softmax(full_pass(tuple(ids + made)).logits[-1])
@@ -227,7 +227,7 @@ def test_the_output_shows_what_the_model_read_of_a_long_prompt_not_the_whole_typ
     at.slider(key="gpt_new_tokens").set_value(2).run()
     at.button(key="gpt_generate").click().run()
     assert_clean(at)
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     read = tokenizer.decode(list(ids_of(text)[:40]))
     assert len(ids_of(text)) > 40
     (box,) = [c.value for c in at.code]

@@ -1,4 +1,4 @@
-"""The second 4-bit rounding of lesson 9's caveat (attention_core.gpt.rounding): Q4_1 and Q8_0 against a naive
+"""The second 4-bit rounding of lesson 9's caveat (attention_core.gpt_studies.rounding): Q4_1 and Q8_0 against a naive
 per-block loop written from llama.cpp's reference C (quantize_row_q4_1_ref / q8_0_ref, float32 arithmetic, fp16
 step and minimum), the identity that re-rounding an exactly representable tensor with its own blocks changes nothing
 (on random tensors and on the model's own weights), and, slow, the study's stored numbers (what the page shows)
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.gpt import rounding
+from attention_core.gpt_studies import rounding
 from tests.hypothesis_budget import examples
 
 BLOCK = 32
@@ -113,11 +113,11 @@ def test_odd_rows_are_refused():
 
 @pytest.fixture(scope="module")
 def model():
-    from attention_core import gpt
-    from attention_core.gpt.weights import GPTUnavailable
+    from attention_core import smollm2
+    from attention_core.smollm2.weights import GPTUnavailable
 
     try:
-        return gpt.default_model()
+        return smollm2.default_model()
     except GPTUnavailable as missing:
         pytest.skip(f"the model package is absent: {missing}")
 
@@ -176,11 +176,11 @@ def stated():
 
 def loop_induction(weights, sequences, period: int) -> np.ndarray:
     """-> (S, L, H): each head's mean weight from the second copy's rows onto the token after the earlier occurrence."""
-    from attention_core import gpt
+    from attention_core import smollm2
 
     scores = []
     for ids in sequences:
-        a = gpt.forward(weights, [int(i) for i in ids], all_logits=False).attention
+        a = smollm2.forward(weights, [int(i) for i in ids], all_logits=False).attention
         scores.append(np.mean([a[:, :, period + j, j + 1] for j in range(period)], axis=0))
     return np.array(scores)
 
@@ -194,7 +194,7 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # 16 float64 reference passes and 64 passes of the model: minutes on a busy machine
 def test_the_pages_numbers_are_recomputed_here(model):
-    from attention_core.gpt import heads
+    from attention_core.gpt_studies import heads
     from tests import reference_gpt
 
     weights, tokenizer = model

@@ -1,4 +1,4 @@
-"""AppTest: lesson 9's 4-bit caveat shows the rounding study's numbers (attention_core.gpt.rounding, read from disk),
+"""AppTest: lesson 9's 4-bit caveat shows the rounding study's numbers (attention_core.gpt_studies.rounding, read from disk),
 each formatted here from the stored result, in both languages; before the study is on disk, a note that it is being
 measured and no numbers. (The stored numbers against a recomputation: tests/test_gpt_rounding.py.)"""
 
@@ -17,8 +17,8 @@ OPENING = {"en": "**What the rounding changes**", "ja": "**丸めが何を変え
 
 @pytest.fixture(scope="module")
 def result():
-    from attention_core.gpt import rounding
-    from attention_core.gpt.weights import GPTUnavailable
+    from attention_core.gpt_studies import rounding
+    from attention_core.smollm2.weights import GPTUnavailable
 
     try:
         return rounding.measured_study(*stated())  # read from disk (measured here on a machine that never ran it)
@@ -56,7 +56,7 @@ def test_the_caveat_shows_the_stored_numbers(result, lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_before_the_study_is_on_disk_the_page_says_it_is_being_measured(monkeypatch, lang):
-    from attention_core.gpt import rounding
+    from attention_core.gpt_studies import rounding
     from ui.gpt import rounding as gpt_rounding
 
     gpt_rounding._rounding_found.clear()  # the process's copy of the result, read before

@@ -20,8 +20,8 @@ from tests.test_gpt_serving import generation_threads, read_all, wait_for
     (dict(prompt_ids=(5,), temperature=-1.0), "temperature must be a finite number >= 0"),
 ])
 def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, message):
-    from attention_core.gpt.batching import gpt_step_functions
-    from attention_core.gpt.weights import GPTConfig
+    from attention_core.smollm2.serving import gpt_step_functions
+    from attention_core.smollm2.weights import GPTConfig
 
     functions = gpt_step_functions(types.SimpleNamespace(config=GPTConfig()))  # check needs only the sizes
     with pytest.raises(GenerationError) as refused:
@@ -32,11 +32,11 @@ def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, messag
 
 @pytest.mark.slow
 def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sample_token():
-    from attention_core import gpt
+    from attention_core import smollm2
     from attention_core.gpt import sampling as gpt_sampling
-    from attention_core.gpt.batching import gpt_step_functions
+    from attention_core.smollm2.serving import gpt_step_functions
 
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     reqs = [GenerationRequest(tuple(tokenizer.encode("The capital of France is")), temperature=0.7, seed=5,
                               max_new_tokens=6),
             GenerationRequest(tuple(tokenizer.encode("Once upon a time, there was a small robot who")),
@@ -56,11 +56,11 @@ def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sa
         t.join(300)
     for request, result in zip(reqs, results):
         settings_ = dict(temperature=request.temperature, top_k=request.top_k, top_p=request.top_p)
-        logits, cache = gpt.prefill(weights, list(request.prompt_ids))
+        logits, cache = smollm2.prefill(weights, list(request.prompt_ids))
         for step, (token, prob) in enumerate(result):
             assert token == gpt_sampling.sample_token(logits, seed=step_seed(request.seed, step), **settings_)
             assert prob == pytest.approx(gpt_sampling.sampling_probs(logits, **settings_)[token], abs=1e-4)
-            logits = gpt.decode_step(weights, [cache], [token])[0]
+            logits = smollm2.decode_step(weights, [cache], [token])[0]
         assert len(result) == 6 or result[-1][0] in (0, 2)
     assert 3 in server.batch_sizes  # they shared steps (after any prompts that arrived late had a step of their own)
     wait_for(lambda: not server.running())

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.gpt import tokenizer as gpt_tokenizer
+from attention_core.smollm2 import tokenizer as gpt_tokenizer
 
-from attention_core.gpt import weights as gpt_weights
+from attention_core.smollm2 import weights as gpt_weights
 from tests.hypothesis_budget import examples
 
 tokenizers = pytest.importorskip("tokenizers", reason="the reference tokenizer (requirements-dev.txt) is absent")

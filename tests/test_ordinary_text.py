@@ -1,4 +1,4 @@
-"""attention_core.gpt.ordinary_text against naive loops written here: repeats, induction targets, the head's weight
+"""attention_core.gpt_studies.ordinary_text against naive loops written here: repeats, induction targets, the head's weight
 there and whether it is the row's top, the probability of a token at its first occurrence and again, a name's
 tokens found by its bytes."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.gpt import ordinary_text as ot
+from attention_core.gpt_studies import ordinary_text as ot
 from tests.hypothesis_budget import examples
 
 
@@ -67,7 +67,7 @@ def test_repeats_match_a_naive_loop(ids, seed):
 def test_a_sequence_written_twice_is_the_induction_score():
     """Random distinct tokens written twice: every second-copy token is a repeat whose one target is the position
     after its first occurrence, so the mean weight is heads.induction_score's."""
-    from attention_core.gpt.heads import induction_score
+    from attention_core.gpt_studies.heads import induction_score
 
     rng = np.random.default_rng(0)
     ids = list(rng.permutation(50)[:10]) * 2

@@ -18,15 +18,15 @@ from tests import reference_gpt
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import figure, find_sentence, number, strings, texts
 
-gpt_weights = pytest.importorskip("attention_core.gpt.weights")
+gpt_weights = pytest.importorskip("attention_core.smollm2.weights")
 try:
     GGUF = gpt_weights.gguf_path()
 except gpt_weights.GPTUnavailable as missing:
     pytest.skip(f"the model package is absent: {missing}", allow_module_level=True)
 tokenizers = pytest.importorskip("tokenizers", reason="the reference tokenizer (requirements-fast.txt) is absent")
 
-from attention_core import gpt  # noqa: E402 - after the skips: the model's passes the study is made of
-from attention_core.gpt import heads  # noqa: E402 - only the study's input sequences are taken from here
+from attention_core import smollm2  # noqa: E402 - after the skips: the model's passes the study is made of
+from attention_core.gpt_studies import heads  # noqa: E402 - only the study's input sequences are taken from here
 
 PROMPT = "The capital of France is"  # the page's first preset
 QUESTIONS = ("gpt_next_predict", "gpt_leak_predict", "gpt_it_predict", "gpt_sink_predict", "gpt_induction_predict",
@@ -120,10 +120,10 @@ def test_temperature_sharpens_the_knobbed_bars_and_the_generated_tokens_probabil
     at.button(key="gpt_generate").click().run()
     assert_clean(at)
     table = [df.value for df in at.dataframe if w["gpt.col_step"] in df.value.columns][0]
-    weights, made = gpt.default_model()[0], []
+    weights, made = smollm2.default_model()[0], []
     for token, shown_prob in zip(table[w["gpt.col_token"]], table[w["gpt.probability"]]):
         prob = shown_prob if not isinstance(shown_prob, str) else number(shown_prob) / (100 if "%" in shown_prob else 1)
-        probs = softmax(gpt.forward(weights, list(ids) + made, all_logits=False).logits[-1], 0.5)
+        probs = softmax(smollm2.forward(weights, list(ids) + made, all_logits=False).logits[-1], 0.5)
         drawn = [i for i in np.argsort(-probs)[:200] if shown(int(i)) == token]
         assert drawn and abs(probs[drawn[0]] - prob) < 1e-3, (token, prob, probs[drawn[0]] if drawn else None)
         made.append(int(drawn[0]))
@@ -134,7 +134,7 @@ def sink_profiles() -> tuple[np.ndarray, np.ndarray]:
     """-> (trained, untrained) (L,): per layer, the mean over heads of the mean over rows 1..n-1 of the weight on
     the first token, by loops (the trained maps from the reference, the untrained copy's from its pass)."""
     ids, _, maps = reference_pass()
-    untrained = gpt.forward(gpt_weights.untrained_weights(maps_config(), 0), ids, all_logits=False).attention
+    untrained = smollm2.forward(gpt_weights.untrained_weights(maps_config(), 0), ids, all_logits=False).attention
 
     def profile(a):
         L, H, n, _ = a.shape
@@ -144,7 +144,7 @@ def sink_profiles() -> tuple[np.ndarray, np.ndarray]:
 
 
 def maps_config():
-    return gpt.default_model()[0].config
+    return smollm2.default_model()[0].config
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -163,12 +163,12 @@ def test_the_sink_profile_shows_the_trained_model_and_its_untrained_copy_under_t
 def study() -> dict:
     """The induction study from the models' passes: heads picked on one set, scored on the other; losses computed here."""
     sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
-    trained, untrained = gpt.default_model()[0], gpt_weights.untrained_weights(maps_config(), 0)
+    trained, untrained = smollm2.default_model()[0], gpt_weights.untrained_weights(maps_config(), 0)
 
     def measure(weights, sequences):
         scores, previous, first, second = [], [], [], []
         for ids in sequences:
-            out = gpt.forward(weights, [int(i) for i in ids])
+            out = smollm2.forward(weights, [int(i) for i in ids])
             a, logits = np.asarray(out.attention, dtype=np.float64), np.asarray(out.logits, dtype=np.float64)
             # the second copy's row R + j on the token after its earlier occurrence, j + 1
             scores.append(np.mean([a[:, :, PERIOD + j, j + 1] for j in range(PERIOD)], axis=0))

@@ -2,7 +2,7 @@
 switched off through model.py's own pass (model.run's ablate, every logit, heads.copy_losses), the induction and
 previous-token heads picked from lesson 9's forward_many maps, the induction head's score with the previous-token
 head off from model.run's maps, the lens from the float64 reference forward (tests/reference_gpt.py, its residual
-streams recorded), the sink's weight from gpt.forward's maps. Each qualitative sentence is held at the defaults."""
+streams recorded), the sink's weight from smollm2.forward's maps. Each qualitative sentence is held at the defaults."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import weights as gpt_weights
+from attention_core.smollm2 import weights as gpt_weights
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import figure, find_sentence, number, strings, texts
 
@@ -21,9 +21,9 @@ try:
 except gpt_weights.GPTUnavailable as missing:
     pytest.skip(f"the model package is absent: {missing}", allow_module_level=True)
 
-from attention_core import gpt  # noqa: E402
-from attention_core.gpt import heads  # noqa: E402
-from attention_core.gpt import model as gpt_model  # noqa: E402
+from attention_core import smollm2  # noqa: E402
+from attention_core.gpt_studies import heads  # noqa: E402
+from attention_core.smollm2 import model as gpt_model  # noqa: E402
 from tests import reference_gpt  # noqa: E402
 
 PERIOD, SEQUENCES, K = 20, 8, 8
@@ -52,7 +52,7 @@ def sets():
 
 def second_copy_loss(ablate=()) -> np.ndarray:
     """The scoring set's second-copy loss per sequence through model.py's pass (not interventions.py)."""
-    weights = gpt.default_model()[0]
+    weights = smollm2.default_model()[0]
     out = []
     for ids in sets().scoring:
         cache = gpt_model.KVCache(weights.config, capacity=len(ids))
@@ -64,8 +64,8 @@ def second_copy_loss(ablate=()) -> np.ndarray:
 @functools.lru_cache(maxsize=None)
 def picked():
     """Top induction heads and the best previous-token head, from lesson 9's forward_many maps of the picking set."""
-    weights = gpt.default_model()[0]
-    maps = np.stack([o.attention for o in gpt.forward_many(weights, [list(map(int, s)) for s in sets().picking])])
+    weights = smollm2.default_model()[0]
+    maps = np.stack([o.attention for o in smollm2.forward_many(weights, [list(map(int, s)) for s in sets().picking])])
     induction = heads.induction_score(maps, PERIOD).mean(axis=0)
     order = np.argsort(-induction.ravel(), kind="stable")
     return [divmod(int(i), 9) for i in order], heads.previous_token_score(maps).mean(axis=0)
@@ -121,9 +121,9 @@ def test_composition_as_shown(lang, results):
     comp = base.composition
     layer, head = comp.induction_head
     assert comp.previous_head == divmod(int(np.argmax(previous_scores[:layer].ravel())), 9)
-    weights = gpt.default_model()[0]
+    weights = smollm2.default_model()[0]
     ids = [[int(i) for i in s] for s in sets().scoring]
-    clean = heads.induction_score(np.stack([o.attention for o in gpt.forward_many(weights, ids)])[:, layer, head],
+    clean = heads.induction_score(np.stack([o.attention for o in smollm2.forward_many(weights, ids)])[:, layer, head],
                                   PERIOD)
     off = []
     for seq in ids:
@@ -143,8 +143,8 @@ def test_composition_as_shown(lang, results):
 
 def lens_ranks(text: str) -> np.ndarray:
     """The rank of the final answer per layer, from the float64 reference's recorded residual streams."""
-    tensors = reference_gpt.GGUFTensors(gpt.gguf_path())
-    ids = gpt.default_model()[1].encode(text)
+    tensors = reference_gpt.GGUFTensors(smollm2.gguf_path())
+    ids = smollm2.default_model()[1].encode(text)
     record = {}
     reference_gpt.forward(tensors, ids, record=record)
     embedding, gain = tensors["token_embd.weight"], tensors["output_norm.weight"]
@@ -175,7 +175,7 @@ def test_the_lens_as_shown(lang, results):
     assert all(r.ranks[0] < 10 for r, f in zip(base.trained, late) if f < 20)
     assert number(held["middle_trained"]) > 10 * number(held["middle_untrained"])
     # "the middle layers mostly decode to punctuation and spaces": the lens's top token at layers 10-20
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     middle = [tokenizer.decode([int(r.top[layer, 0])]) for r in base.trained for layer in range(10, 21)]
     assert np.mean([not any(ch.isalnum() for ch in tok) for tok in middle]) > 0.5
 
@@ -184,12 +184,12 @@ def test_the_lens_as_shown(lang, results):
 def test_the_sink_as_shown(lang, results):
     base, band = results
     at = answered(lang)
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     from ui.heads.study import texts as lesson_texts
 
     total, rows = 0.0, 0
     for text in lesson_texts().sink:
-        maps = gpt.forward(weights, tokenizer.encode(text)).attention
+        maps = smollm2.forward(weights, tokenizer.encode(text)).attention
         total += float(maps[:, :, 1:, 0].sum())
         rows += maps.shape[2] - 1
     share = total / rows / 270

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import weights as gpt_weights
+from attention_core.smollm2 import weights as gpt_weights
 from tests.apptest_utils import assert_clean, open_page
 from tests.pages import page
 from tests.seam import figure, find_sentence, number, strings, texts
@@ -24,8 +24,8 @@ try:
 except gpt_weights.GPTUnavailable as missing:
     pytest.skip(f"the model package is absent: {missing}", allow_module_level=True)
 
-from attention_core import gpt  # noqa: E402
-from attention_core.gpt import heads  # noqa: E402
+from attention_core import smollm2  # noqa: E402
+from attention_core.gpt_studies import heads  # noqa: E402
 from tests import reference_gpt  # noqa: E402
 from tests.test_ordinary_text import naive  # noqa: E402
 
@@ -44,9 +44,9 @@ def one_blas_thread():
 @functools.lru_cache(maxsize=None)
 def head() -> tuple[int, int]:
     """The best induction head on the picking set, from lesson 9's forward_many maps."""
-    weights = gpt.default_model()[0]
+    weights = smollm2.default_model()[0]
     sets = heads.induction_sets(SEQUENCES, PERIOD)
-    maps = np.stack([o.attention for o in gpt.forward_many(weights, [list(map(int, s)) for s in sets.picking])])
+    maps = np.stack([o.attention for o in smollm2.forward_many(weights, [list(map(int, s)) for s in sets.picking])])
     return divmod(int(np.argmax(heads.induction_score(maps, PERIOD).mean(axis=0).ravel())), 9)
 
 
@@ -56,9 +56,9 @@ def expected() -> dict:
     the name goes on after, and the naive loop's numbers over them."""
     paragraph = tomllib.loads(DATA.read_text(encoding="utf-8"))["paragraph"][0]
     text, name = paragraph["text"], paragraph["name"]
-    tokenizer = gpt.default_model()[1]
+    tokenizer = smollm2.default_model()[1]
     ids = tokenizer.encode(text)
-    logits, attention = reference_gpt.forward(reference_gpt.GGUFTensors(gpt.gguf_path()), ids)
+    logits, attention = reference_gpt.forward(reference_gpt.GGUFTensors(smollm2.gguf_path()), ids)
     layer, h = head()
     ends = np.cumsum([len(tokenizer.token_bytes(i)) for i in ids])
     data, needle = text.encode(), name.encode()

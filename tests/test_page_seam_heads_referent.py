@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import weights as gpt_weights
+from attention_core.smollm2 import weights as gpt_weights
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import figure, find_sentence, number, strings, texts
 
@@ -24,7 +24,7 @@ try:
 except gpt_weights.GPTUnavailable as missing:
     pytest.skip(f"the model package is absent: {missing}", allow_module_level=True)
 
-from attention_core import gpt  # noqa: E402
+from attention_core import smollm2  # noqa: E402
 from tests import reference_gpt  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -63,10 +63,10 @@ def data() -> dict:
 @functools.lru_cache(maxsize=None)
 def answers(words: tuple, question: str) -> tuple[np.ndarray, np.ndarray]:
     """-> (probabilities (W, 2) of the two nouns, leads (W,)) after each word, through model.py's forward_many."""
-    weights, tokenizer = gpt.default_model()
+    weights, tokenizer = smollm2.default_model()
     d = data()
     nouns = [tokenizer.encode(" " + n)[0] for n in d["nouns"]]
-    outs = gpt.forward_many(weights, [tokenizer.encode(d["stem"] + w + question) for w in words])
+    outs = smollm2.forward_many(weights, [tokenizer.encode(d["stem"] + w + question) for w in words])
     logits = np.stack([o.logits[-1] for o in outs]).astype(np.float64)
     e = np.exp(logits - logits.max(axis=1, keepdims=True))
     p = e / e.sum(axis=1, keepdims=True)
@@ -86,8 +86,8 @@ def reference_patches(head: tuple[int, int], state: int) -> dict:
     output at the last position from "...tired", and with the residual stream entering layer `state` at the last
     position from "...tired"."""
     d = data()
-    tensors = reference_gpt.GGUFTensors(gpt.gguf_path())
-    tokenizer = gpt.default_model()[1]
+    tensors = reference_gpt.GGUFTensors(smollm2.gguf_path())
+    tokenizer = smollm2.default_model()[1]
     nouns = [tokenizer.encode(" " + n)[0] for n in d["nouns"]]
     clean, corrupted = (tokenizer.encode(d["stem"] + w + d["question"]) for w in (d["first9"][0], d["second9"][0]))
     lead = lambda logits: float(logits[-1, nouns[0]] - logits[-1, nouns[1]])  # noqa: E731

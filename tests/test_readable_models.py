@@ -12,7 +12,7 @@ from tests.apptest_utils import assert_clean, open_page
 from ui.shared.i18n import load_strings
 
 ROOT = Path(__file__).resolve().parent.parent
-READABLE = {"pretrained": "attention_core/pretrained/bert_readable.py", "gpt": "attention_core/gpt/model.py"}
+READABLE = {"pretrained": "attention_core/pretrained/bert_readable.py", "gpt": "attention_core/smollm2/model.py"}
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -1,4 +1,4 @@
-"""attention_core/gpt/referent_study.py against the separately written float64 forward (tests/reference_gpt.py, its
+"""attention_core/gpt_studies/referent_study.py against the separately written float64 forward (tests/reference_gpt.py, its
 patches done by naive loops over heads, positions and layers) on a tiny random model, and the identities: patching
 nothing changes nothing, every head at the last position (or the whole residual) from the clean run gives the clean
 run, positions before the word the two runs differ at carry nothing; the counts against counting by hand."""
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from attention_core.blas import single_blas_thread
-from attention_core.gpt import interventions as iv
-from attention_core.gpt import referent_study as rs
+from attention_core.smollm2 import interventions as iv
+from attention_core.gpt_studies import referent_study as rs
 from tests.test_gpt_interventions import CONFIG, N, random_weights, reference
 
 L, H = CONFIG.n_layer, CONFIG.n_head

@@ -29,8 +29,9 @@ def test_core_imports_no_ui_package(path):
 
 
 def core_imports(path: Path) -> set[str]:
-    """The attention_core modules a file imports, as dotted names (``from attention_core.gpt import heads`` gives
-    attention_core.gpt and attention_core.gpt.heads; a name that is no module, e.g. a function, is dropped)."""
+    """The attention_core modules a file imports, as dotted names (``from attention_core.gpt_studies import heads`` gives
+    attention_core.gpt_studies and attention_core.gpt_studies.heads; a name that is no module, e.g. a function, is
+    dropped). Imports inside functions count too: a lazy import is still an import."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -50,11 +51,12 @@ CORE = ROOT / "attention_core"
 CORE_ROOMS = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
 MECHANISM = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")  # the index re-exports the GloVe loader
 # In each model's room, the modules that measure what the lesson claims; every other module is the model itself
-MEASUREMENT = {"gpt": {"heads", "causal_study", "rounding", "ordinary_text", "referent_study"}, "pretrained": {"sets", "heads", "measure"}}
+MEASUREMENT = {"smollm2": set(), "pretrained": {"sets", "heads", "measure"}}
+GPT_MODELS = ("smollm2",)  # the GPTs: each imports the shared room (gpt) and no study of it (gpt_studies)
 
 
 def test_the_core_is_laid_out_in_rooms():
-    assert {"glove", "gpt", "measure", "pretrained", "tiny_gpt"} <= set(CORE_ROOMS)
+    assert {"glove", "gpt", "gpt_studies", "measure", "pretrained", "smollm2", "tiny_gpt"} <= set(CORE_ROOMS)
     flat = {p.stem for p in MECHANISM}
     # no room's files left at the top under a shared prefix (gpt_*.py, pretrained_*.py, glove_*.py, bert_*.py ...)
     assert not {name for name in flat if name.split("_")[0] in {*CORE_ROOMS, "bert", "head", "wordpiece"}}
@@ -71,9 +73,40 @@ def test_a_model_imports_no_measurement(room):
     for path in sorted((CORE / room).glob("*.py")):
         if path.stem in MEASUREMENT[room] or path.stem == "__init__":
             continue
-        measuring = {f"attention_core.{room}.{m}" for m in MEASUREMENT[room]} | {"attention_core.measure"}
+        measuring = ({f"attention_core.{room}.{m}" for m in MEASUREMENT[room]}
+                     | {"attention_core.measure", "attention_core.gpt_studies"})
         found = {name for name in core_imports(path) if any(name == m or name.startswith(m + ".") for m in measuring)}
         assert not found, f"{path.relative_to(ROOT)} (the model) imports measurement: {sorted(found)}"
+
+
+def test_the_shared_gpt_room_imports_no_model_and_no_study():
+    """attention_core.gpt serves every GPT: a model imports it, never the other way round (no circle through a lazy
+    import), and the studies sit beside the models (gpt_studies), not inside the shared room."""
+    for path in sorted((CORE / "gpt").glob("*.py")):
+        found = {n for n in core_imports(path) if n.split(".")[1] in {*GPT_MODELS, "gpt_studies"}}
+        assert not found, f"{path.relative_to(ROOT)} imports {sorted(found)}"
+
+
+def test_the_core_has_no_import_cycle():
+    """Module A imports B (at the top or inside a function) and B imports A back, directly or through others: none."""
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in CORE.rglob("*.py")}
+    graph = {name: {n for n in core_imports(path) if n in modules and n != name} for name, path in modules.items()}
+    for name in graph:  # a package's __init__ re-exporting its own modules is not a cycle worth naming
+        graph[name] = {n for n in graph[name] if not (modules[n].name == "__init__.py" and name.startswith(n + "."))}
+    state: dict[str, int] = {}
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        state[name] = 1
+        for nxt in sorted(graph[name]):
+            assert state.get(nxt) != 1, "import cycle: " + " -> ".join((*path, name, nxt))
+            if nxt not in state:
+                visit(nxt, (*path, name))
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, ())
 
 
 def test_the_measurement_toolkit_imports_no_model():
@@ -87,9 +120,12 @@ UI_ALSO = {
     "glove": {"attention_core.pretrained"},  # lesson 6 puts lesson 8's trained encoder beside its trained head
     "pretrained": {"attention_core.glove.pronouns"},  # lesson 8 reads lesson 6's pronoun sentences
     "transformer": {"attention_core.pretrained"},  # lesson 7 shows the real model's sizes
-    "heads": {"attention_core.gpt", "ui.gpt.page"},  # "What heads do" tests lesson 9's model (and loads it the same way)
+    # lesson 9 runs a GPT (the shared room is its own stem, gpt) and measures it
+    "gpt": {"attention_core.smollm2", "attention_core.gpt_studies"},
+    # "What heads do" tests lesson 9's model (and loads it the same way)
+    "heads": {"attention_core.gpt", "attention_core.smollm2", "attention_core.gpt_studies", "ui.gpt.page"},
     # "Watch a head form" ends on lesson 9's study of the real model (its shared, disk-kept result) beside its own run
-    "tiny_gpt": {"attention_core.gpt.weights", "ui.gpt.circuits", "ui.gpt.page"},
+    "tiny_gpt": {"attention_core.smollm2.weights", "attention_core.gpt.float_cache", "ui.gpt.circuits", "ui.gpt.page"},
 }
 # (ui/summary.py is not among them: the summary draws one live figure from every lesson, so it imports them all)
 UI_FILES = sorted(p for p in (ROOT / "ui").rglob("*.py")

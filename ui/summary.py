@@ -291,7 +291,7 @@ def section_further(t: Translator) -> None:
 def section_induction(t: Translator) -> None:
     """Lesson 9's claim: a real GPT copies a repeated random sequence (induction heads), measured once per process;
     without the model's package the claim is said in words and the caption says why there is no figure."""
-    from attention_core.gpt.weights import GPTUnavailable
+    from attention_core.smollm2.weights import GPTUnavailable
     from charts.gpt import grouped_bars
     from ui.gpt import circuits as gpt_circuits
 
@@ -317,7 +317,7 @@ def section_heads(t: Translator) -> None:
     """Lesson 10's claim: switching off the induction heads (picked on other sequences) breaks the copying, far beyond
     as many random heads. The random-head band is start-up work kept on disk; until it is done the claim is said in
     words with how far the work is, and without the model's package the caption says why there is no figure."""
-    from attention_core.gpt.weights import GPTUnavailable
+    from attention_core.smollm2.weights import GPTUnavailable
     from charts.heads import ablation_band
     from ui.heads import study as heads_study
 

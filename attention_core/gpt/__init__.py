@@ -1,31 +1,7 @@
-"""Lesson 9's GPT: SmolLM2-135M-Instruct (a 4-bit copy) run in NumPy, and what the lesson measures on it.
-
-Read model.py first: the forward pass as a learner reads it (RMSNorm, rotary positions, grouped-query causal
-attention, SwiGLU, the tied unembedding), with the KV cache for generation. Then weights.py (the GGUF file
-dequantized once into a float32 cache that every process memory-maps; the untrained copy), tokenizer.py (byte-level
-BPE), sampling.py (temperature, top-k, top-p), batching.py (one generation server that steps many students' texts
-together), heads.py (sink, previous-token and induction scores; heads picked on one set, scored on another),
-interventions.py (switching heads off, patching a run from another, the residual stream read through the
-unembedding, direct logit attribution) and causal_study.py (the experiments the lesson "What heads do" shows).
+"""What every GPT of the course shares, whichever model it runs (SmolLM2 in attention_core.smollm2, Gemma 3 in
+attention_core.gemma): the GGUF reader and its dequantizers (gguf_file.py), the float32 cache built once and
+memory-mapped read-only by every process (float_cache.py), a sequence's keys and values while it writes
+(kv_cache.py), choosing the next token (sampling.py), the class's generation server (batching.py) and results kept on
+disk keyed by the weights and the code (disk_cache.py). Nothing here imports a model; the models import these, and the
+studies (attention_core.gpt_studies) import the models.
 """
-
-from attention_core.gpt.model import (
-    CONTEXT_LENGTH,
-    GPTOutput,
-    KVCache,
-    attention_maps,
-    decode_step,
-    default_model,
-    forward,
-    forward_many,
-    lm_head,
-    next_token_logits,
-    prefill,
-    prefill_many,
-    run,
-)
-from attention_core.gpt.interventions import logit_lens
-from attention_core.gpt.weights import gguf_path
-
-__all__ = ["CONTEXT_LENGTH", "GPTOutput", "KVCache", "attention_maps", "decode_step", "default_model", "forward",
-           "forward_many", "gguf_path", "lm_head", "logit_lens", "next_token_logits", "prefill", "prefill_many", "run"]

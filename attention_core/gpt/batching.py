@@ -1,7 +1,7 @@
 """Serving a class: the same request computed once (single flight), and every student's generation advanced by one
 pass over the weights per step (continuous batching, as serving engines do: a decode step is memory-bound).
 
-    server = GenerationServer(gpt_step_functions(weights))   # or StepFunctions(new_cache, step, sample) of any model
+    server = GenerationServer(gpt_step_functions(weights))   # a model's StepFunctions (attention_core.smollm2.serving)
     for token_id, prob in server.stream(GenerationRequest((1, 2, 3), seed=7), cancel=threading.Event()):
         ...
 
@@ -325,43 +325,3 @@ class GenerationServer:
                 pending, self._pending, self._worker = self._pending, [], None
             self._fail([a.generation for a in active] + pending, exc)
             raise
-
-
-STOP_IDS = frozenset({0, 2})  # <|endoftext|> and <|im_end|>: the model ends its text or its turn
-
-
-def gpt_step_functions(weights) -> StepFunctions:
-    """GPTWeights -> the scheduler's view of attention_core.gpt: one gpt.run pass per step, seeded sampling with
-    attention_core.gpt.sampling (the token is sample_token's with seed step_seed(seed, step); its probability is
-    sampling_probs' at that token), stopping at <|endoftext|> and <|im_end|>."""
-    from attention_core import gpt
-    from attention_core.gpt import sampling as gpt_sampling
-    from attention_core.attention import softmax
-
-    def new_cache(expected_length: int):
-        return gpt.KVCache(weights.config, capacity=expected_length)
-
-    def step(caches, chunks):
-        return gpt.run(weights, caches, chunks)[0]
-
-    def sample(logits, request: GenerationRequest, index: int) -> tuple[int, float]:
-        if request.top_k is None and request.top_p in (None, 1) and request.temperature > gpt_sampling.GREEDY_BELOW:
-            # sampling_probs' own arithmetic without its sort (5 ms a row, 40 rows a step), which keeps every token
-            probs = softmax(np.asarray(logits, dtype=np.float64), temperature=request.temperature)
-            probs = probs / probs.sum()
-        else:
-            probs = gpt_sampling.sampling_probs(logits, request.temperature, request.top_k, request.top_p)
-        token = int(np.random.default_rng(step_seed(request.seed, index)).choice(probs.size, p=probs))
-        return token, float(probs[token])
-
-    def check(request: GenerationRequest) -> None:
-        if min(request.prompt_ids) < 0 or max(request.prompt_ids) >= weights.config.vocab:
-            raise GenerationError(f"token ids must lie in [0, {weights.config.vocab})")
-        if len(request.prompt_ids) + request.max_new_tokens > gpt.CONTEXT_LENGTH:
-            raise GenerationError(f"prompt and new tokens pass the model's context of {gpt.CONTEXT_LENGTH}")
-        try:
-            gpt_sampling.sampling_probs(np.zeros(2), request.temperature, request.top_k, request.top_p)
-        except ValueError as exc:
-            raise GenerationError(str(exc)) from None
-
-    return StepFunctions(new_cache, step, sample, STOP_IDS, check)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from attention_core.gpt.weights import default_cache_root, file_sha256, gguf_path
+from attention_core.gpt.float_cache import default_cache_root, file_sha256
 
 FORMAT_VERSION = 1  # bump when the encoding below changes
 
@@ -70,9 +70,9 @@ def _weights_digest(path: str, size: int, mtime_ns: int) -> str:
     return file_sha256(Path(path))
 
 
-def weights_digest(path: Path | None = None) -> str:
-    """GGUF file (default: the installed model's) -> its SHA-256 (hashed once per process per file version)."""
-    path = gguf_path() if path is None else Path(path)
+def weights_digest(path: Path) -> str:
+    """GGUF file -> its SHA-256 (hashed once per process per file version)."""
+    path = Path(path)
     stat = path.stat()
     return _weights_digest(str(path), stat.st_size, stat.st_mtime_ns)
 
@@ -121,12 +121,11 @@ def write(path: Path, value: Any) -> bool:
 
 
 def load_or_compute(name: str, params: dict, compute: Callable[[], Any], *, sources: Iterable = (),
-                    digest: str | None = None, cache_root: Path | None = None) -> Any:
+                    digest: str, cache_root: Path | None = None) -> Any:
     """-> the result read from disk, or compute() written to disk (see the module's docstring).
 
-    digest: the weights' SHA-256 (default: the installed model's); sources: the modules (or files) whose code makes
+    digest: the weights' SHA-256 (weights_digest of the model's file); sources: the modules (or files) whose code makes
     the result; params: everything else it depends on."""
-    digest = weights_digest() if digest is None else digest
     path = result_path(name, params, digest, tuple(sources), cache_root)
     found, value = read(path)
     if found:
@@ -136,10 +135,10 @@ def load_or_compute(name: str, params: dict, compute: Callable[[], Any], *, sour
     return value
 
 
-def on_disk(name: str, *, sources: Iterable = (), result: type | None = None):
+def on_disk(name: str, *, model_file: Callable[[], Path], sources: Iterable = (), result: type | None = None):
     """Decorator: fn(*args) -> its value, kept on disk by load_or_compute under `name`, keyed by the arguments, the
     source files of fn's own module and of `sources` (modules, or paths such as a data file fn reads) and the
-    weights' hash. result: the dataclass fn returns (stored field by field, rebuilt on reading)."""
+    hash of the weights in model_file() (the GGUF the result was computed with). result: the dataclass fn returns (stored field by field, rebuilt on reading)."""
     def wrap(fn):
         files = (sys.modules[fn.__module__], *sources)
 
@@ -154,7 +153,7 @@ def on_disk(name: str, *, sources: Iterable = (), result: type | None = None):
             params = {"function": fn.__qualname__, "args": list(args)}
             if result is not None:
                 params["fields"] = [f.name for f in dataclasses.fields(result)]
-            value = load_or_compute(name, params, compute, sources=files)
+            value = load_or_compute(name, params, compute, sources=files, digest=weights_digest(model_file()))
             return result(**value) if result is not None else value
 
         return cached

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from attention_core.attention import softmax
-from attention_core.gpt.model import decode_step, prefill
 
 GREEDY_BELOW = 1e-6  # a temperature below this is "always the most likely token" (the limit temperature -> 0)
 
@@ -58,26 +57,3 @@ def entropy_nats(probs) -> float:
     probs = np.asarray(probs, dtype=np.float64)
     positive = probs[probs > 0]
     return float(-(positive * np.log(positive)).sum())
-
-
-def greedy_continuation(weights, prefix: list[int], known_logits: np.ndarray, known_next: tuple[int, ...],
-                        count: int) -> tuple[int, ...]:
-    """-> the ``count`` tokens greedy decoding writes after ``prefix``. known_logits[k] (V,) are the model's scores
-    after prefix + known_next[:k] (a pass already made): while the greedy token is the known next one, the pass that
-    made known_logits already holds the next scores (the mask: later tokens change no earlier row); from the first
-    other token on, the continuation is decoded step by step with the KV cache."""
-    written: list[int] = []
-    for k in range(count):
-        token = int(np.argmax(known_logits[k]))
-        written.append(token)
-        if k >= len(known_next) or token != known_next[k]:
-            break
-    else:
-        return tuple(written)
-    if len(written) < count:
-        step_logits, cache = prefill(weights, prefix + written)
-        while len(written) < count:
-            written.append(int(np.argmax(step_logits)))
-            if len(written) < count:
-                step_logits = decode_step(weights, [cache], [written[-1]])[0]
-    return tuple(written)

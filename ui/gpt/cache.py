@@ -3,7 +3,7 @@
 (the prompt, and the prompt filled to 200 tokens): the whole text run again for every token, against one cached step.
 
 The measurement (about 4.5 s of CPU) runs in a child process at the lowest priority (ui/shared/child.py), so it uses
-only the CPU the class's servers leave idle; it is timed in CPU seconds (attention_core/gpt/kv_timing.py), which a
+only the CPU the class's servers leave idle; it is timed in CPU seconds (attention_core/gpt_studies/kv_timing.py), which a
 wait for a free core does not change."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import time
 
 import streamlit as st
 
-from attention_core import gpt
-from attention_core.gpt import heads as gpt_heads
-from attention_core.gpt import kv_timing
-from attention_core.gpt.weights import parameter_count
+from attention_core import smollm2
+from attention_core.gpt_studies import heads as gpt_heads
+from attention_core.gpt_studies import kv_timing
+from attention_core.smollm2.weights import parameter_count
 from charts.gpt import grouped_bars
 from ui.shared import child
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
@@ -104,17 +104,17 @@ def cache_section(t, prompt: Prompt) -> None:
     c = model()[0].config
     per_token = cache_bytes(1)
     weights = weight_bytes()
-    full = cache_bytes(gpt.CONTEXT_LENGTH)
+    full = cache_bytes(smollm2.CONTEXT_LENGTH)
     share = full / weights
     answer = 1 if share < 0.01 else (2 if share < 0.5 else 3)
-    if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", context=f"{gpt.CONTEXT_LENGTH:,}",
+    if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", context=f"{smollm2.CONTEXT_LENGTH:,}",
                                weights=_size(weights), per_token=_size(per_token), layers=c.n_layer, kv=c.n_kv_head,
                                d=c.head_dim):
         return
     st.markdown(t(f"{S}.cache_size", n=len(prompt.ids), size=_size(cache_bytes(len(prompt.ids))),
                   per_token=_size(per_token), layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim,
                   full=_size(per_token * c.n_head // c.n_kv_head)))
-    st.markdown(t(f"{S}.cache_context", context=f"{gpt.CONTEXT_LENGTH:,}", size=_size(full), weights=_size(weights),
+    st.markdown(t(f"{S}.cache_context", context=f"{smollm2.CONTEXT_LENGTH:,}", size=_size(full), weights=_size(weights),
                   share=f"{share:.0%}", equal=f"{weights / per_token:,.0f}", students=CLASS,
                   class_size=_size(CLASS * full)))
     if st.button(t(f"{S}.cache_measure", long=LONG), key="gpt_cache_measure", icon=":material/timer:"):

@@ -14,12 +14,15 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attention_core import gpt
-from attention_core.gpt import disk_cache, heads, interventions, ordinary_text
-from attention_core.gpt import model as gpt_model, weights as gpt_weights
+from attention_core import smollm2
+from attention_core.smollm2 import interventions
+from attention_core.gpt_studies import heads, ordinary_text
+from attention_core.gpt import disk_cache
+from attention_core.smollm2 import model as gpt_model, weights as gpt_weights
 from attention_core.measure import head_stats
 from attention_core.presets import DATA_DIR
-from attention_core.gpt.sampling import greedy_continuation, sampling_probs
+from attention_core.gpt.sampling import sampling_probs
+from attention_core.smollm2.serving import greedy_continuation
 from charts.gpt import grouped_bars, induction_map, layer_profile
 from ui.shared.common import (MAX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
                               predict_then_reveal)
@@ -65,7 +68,7 @@ class Study:
 
 @st.cache_resource(show_spinner=False)
 def study() -> Study:
-    """The tested study (attention_core.gpt.heads.head_study: heads picked on one set, scored on the other) on the
+    """The tested study (attention_core.gpt_studies.heads.head_study: heads picked on one set, scored on the other) on the
     trained model, and the untrained copy measured on the scoring set. The same at every start: read from disk when
     an earlier start (or the image's build) computed it with the same weights and the same code
     (attention_core.gpt.disk_cache), computed and written there otherwise."""
@@ -132,7 +135,7 @@ def random_first(ids: tuple[int, ...]) -> tuple[int, float]:
     """-> (the random token put first, the trained heads' mean weight on it): the sink with the word changed (a
     preset's read from disk: the same at every start)."""
     swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, model()[0].config.vocab)
-    return swapped[0], float(heads.sink_share(gpt.forward(model()[0], swapped, all_logits=False).attention).mean())
+    return swapped[0], float(heads.sink_share(smollm2.forward(model()[0], swapped, all_logits=False).attention).mean())
 
 
 # ---------------------------------------------------------------- induction heads
@@ -150,7 +153,7 @@ def rotary_check(ids: tuple[int, ...], head: tuple[int, int]) -> dict:
     the prompt in the whole model (a preset's read from disk: the same at every start)."""
     weights = model()[0]
     diff, largest = heads.rotary_shift_difference(weights, ids, (ROPE_SHIFT, ROPE_FAR))
-    shifted = gpt.forward(weights, list(encode(FILLER) * FILLER_TOKENS) + list(ids), all_logits=False).attention
+    shifted = smollm2.forward(weights, list(encode(FILLER) * FILLER_TOKENS) + list(ids), all_logits=False).attention
     before, after = heads.shifted_previous_token(prompt_pass(ids).attention, shifted,
                                                  len(encode(FILLER)) * FILLER_TOKENS)
     return {"diff": diff, "largest": largest, "before": float(before[head]),
@@ -251,9 +254,9 @@ def copied_name(name: str) -> dict:
     if len(starts) < 2:
         return {"problem": "merged", "piece": piece, "ids": ids}
     weights = model()[0]
-    hidden = gpt.forward(weights, list(ids), all_logits=False).hidden
+    hidden = smollm2.forward(weights, list(ids), all_logits=False).hidden
     m = len(piece) - 1  # the name's tokens after its first, each scored where it is next
-    first, second = (gpt.lm_head(hidden[start:start + m], weights.embedding) for start in starts[:2])  # (m, V) each
+    first, second = (smollm2.lm_head(hidden[start:start + m], weights.embedding) for start in starts[:2])  # (m, V) each
     rows = [(piece[k], float(sampling_probs(first[k - 1])[piece[k]]), float(sampling_probs(second[k - 1])[piece[k]]))
             for k in range(1, len(piece))]
     written = greedy_continuation(weights, list(ids[:starts[1] + 1]), second, ids[starts[1] + 1:], m)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attention_core import gpt
-from attention_core.gpt import heads as gpt_heads  # (here "heads" counts a layer's heads)
+from attention_core import smollm2
+from attention_core.gpt_studies import heads as gpt_heads  # (here "heads" counts a layer's heads)
 from ui.gpt.serving import presets_on_disk, results_on_disk
 from charts.gpt import grouped_bars
 from charts.model_view import model_view, model_view_table
@@ -50,8 +50,8 @@ def leak_test(ids: tuple[int, ...]) -> Leak:
         new = encode(" apple")[0]
     changed = ids[:-1] + (new,)
     weights = model()[0]
-    a, b = prompt_pass(ids), gpt.forward(weights, list(changed))
-    a_logits = gpt.lm_head(a.hidden, weights.embedding)  # every row, as b's pass computes them: the same products
+    a, b = prompt_pass(ids), smollm2.forward(weights, list(changed))
+    a_logits = smollm2.lm_head(a.hidden, weights.embedding)  # every row, as b's pass computes them: the same products
     j = len(ids) - 1
     return Leak(j, ids[-1], new, *gpt_heads.leak_differences(a.attention, a_logits, b.attention, b.logits, j))
 
@@ -79,7 +79,7 @@ def minimal_pair_sentences() -> MinimalPairSentences:
     tokens = shown_tokens(ids[0])
     it = tokens.index("·" + data.pronoun)
     nouns = [tokens.index("·" + noun) for noun in data.nouns]
-    passes = [gpt.forward(model()[0], list(i)) for i in ids]
+    passes = [smollm2.forward(model()[0], list(i)) for i in ids]
     pair = gpt_heads.minimal_pair_heads(passes[0].attention, passes[1].attention, it, nouns)
     return MinimalPairSentences((last_word, data.minimal_pair_other), pair.it_diff, pair.last_rows, pair.flips,
                                 pair.heads, pair.best, it, len(ids[0]))
@@ -114,7 +114,7 @@ def referent_study() -> ReferentStudy:
     first = 1 + len(data.first_referent)
     nouns = [shown_tokens(encode(stem)).index("·" + noun) for noun in data.nouns]
     weights = model()[0]
-    passes = [gpt.forward(weights, list(encode(stem + w)), all_logits=False) for w in words]  # as the pair's own
+    passes = [smollm2.forward(weights, list(encode(stem + w)), all_logits=False) for w in words]  # as the pair's own
     last = np.stack([out.attention[..., -1, nouns] for out in passes])  # (S, L, H, 2)
     flips = gpt_heads.noun_flips(last)
     same = [int(flips[i, j]) for i in range(first) for j in range(i + 1, first)]
@@ -122,7 +122,7 @@ def referent_study() -> ReferentStudy:
     held = list(zip(range(1, first), range(first + 1, len(words))))
     grows = sum(int(last[b, layer, head, 1] > last[a, layer, head, 1]) for a, b in held)
     noun_ids = [encode(" " + noun)[0] for noun in data.nouns]
-    asked = gpt.forward_many(weights, [list(encode(stem + w + data.question)) for w in words])
+    asked = smollm2.forward_many(weights, [list(encode(stem + w + data.question)) for w in words])
     names = [bool(out.logits[-1][noun_ids[0]] > out.logits[-1][noun_ids[1]]) for out in asked]
     return ReferentStudy(words, first, flips, float(np.mean(same)), min(same), max(same), len(same), grows, len(held),
                          (sum(names[:first]), sum(names[first:])))

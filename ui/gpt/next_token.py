@@ -20,7 +20,8 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attention_core.gpt import heads as gpt_heads, sampling as gpt_sampling
+from attention_core.gpt_studies import heads as gpt_heads
+from attention_core.gpt import sampling as gpt_sampling
 from attention_core.gpt.batching import GenerationError
 from attention_core.gpt.sampling import entropy_nats, sampling_probs
 from charts.gpt import next_token_bars

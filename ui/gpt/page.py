@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attention_core import gpt
+from attention_core import smollm2
 from ui.gpt.serving import results_on_disk
-from attention_core.gpt.weights import GPTUnavailable, parameter_count, untrained_weights
+from attention_core.smollm2.weights import GPTUnavailable, parameter_count, untrained_weights
 from attention_core.presets import bilingual, read_preset
 from charts.gpt import model_sizes
 from ui.shared.common import MAX_CHARS, explanation, guarded_fragment, md_escape, preset_or_own_text
@@ -89,7 +89,7 @@ def texts() -> GPTTexts:
 @st.cache_resource(show_spinner=False)
 def model():
     """-> (weights, tokenizer) of SmolLM2-135M-Instruct; GPTUnavailable when its package is missing."""
-    return gpt.default_model()
+    return smollm2.default_model()
 
 
 @st.cache_resource(show_spinner=False)
@@ -136,7 +136,7 @@ def _own_pass(ids: tuple[int, ...], trained: bool) -> PromptPass:
 
 def _computed_pass(ids: tuple[int, ...], trained: bool) -> PromptPass:
     weights = model()[0] if trained else untrained()
-    out = gpt.forward(weights, list(ids), all_logits=False)  # the last position's logits only
+    out = smollm2.forward(weights, list(ids), all_logits=False)  # the last position's logits only
     attention = np.asarray(out.attention, dtype=np.float32)
     attention.setflags(write=False)
     logits = np.asarray(out.logits[-1], dtype=np.float32)
@@ -263,7 +263,7 @@ def count_text(lang: str, n: float) -> str:
     return f"{n / 1e6:,.1f}".removesuffix(".0") + " million"
 
 
-READABLE_CODE = "attention_core/gpt/model.py"  # the forward pass a learner reads: one function per step, shapes in comments
+READABLE_CODE = "attention_core/smollm2/model.py"  # the forward pass a learner reads: one function per step, shapes in comments
 
 
 # ---------------------------------------------------------------- the prompt
@@ -323,7 +323,7 @@ def preset_prompts() -> tuple[tuple[int, ...], ...]:
 def japanese_facts() -> dict:
     text = texts().japanese
     ids = encode(text)
-    out = gpt.forward(model()[0], list(ids))
+    out = smollm2.forward(model()[0], list(ids))
     top = [int(i) for i in np.argsort(-out.logits[-1])[:5]]
     return {"text": text, "ids": ids, "chars": len(text), "bytes": len(text.encode("utf-8")),
             "round_trip": decode(ids) == text, "top": top}

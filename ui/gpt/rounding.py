@@ -1,12 +1,12 @@
 """Lesson 9's 4-bit caveat: the float32 copy rounded a second time with the file's own scheme, measured once per
-machine by a process of its own at start-up (attention_core.gpt.rounding) and shown at the end of the page (it names
+machine by a process of its own at start-up (attention_core.gpt_studies.rounding) and shown at the end of the page (it names
 the default prompt's answer and the induction head, so nothing above a question may show it)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from attention_core.gpt import rounding
+from attention_core.gpt_studies import rounding
 from ui.gpt.page import QUANTISATION, S, percent, texts
 from ui.shared.common import md_escape
 from ui.shared.startup import register_startup
@@ -30,7 +30,7 @@ def _rounding_found() -> dict:
 
 
 def rounding_result() -> dict | None:
-    """-> the rounding study (attention_core.gpt.rounding) read from disk, or None while it is being measured (by a
+    """-> the rounding study (attention_core.gpt_studies.rounding) read from disk, or None while it is being measured (by a
     process of its own, started at start-up: a visitor never waits for it)."""
     found = _rounding_found()
     if "value" not in found:

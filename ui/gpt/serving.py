@@ -19,15 +19,16 @@ from typing import Callable, Iterator, Sequence
 
 import streamlit as st
 
-from attention_core.gpt.batching import GenerationRequest, GenerationServer, QueueState, gpt_step_functions
-from attention_core.gpt.weights import build_progress
+from attention_core.gpt.batching import GenerationRequest, GenerationServer, QueueState
+from attention_core.smollm2.serving import gpt_step_functions
+from attention_core.smollm2.weights import build_progress
 from ui.shared.startup import Background
 
 
 def _load_model():
-    from attention_core import gpt
+    from attention_core import smollm2
 
-    return gpt.default_model()
+    return smollm2.default_model()
 
 
 MODEL = Background("gpt-model", _load_model)  # the weights and tokenizer, loaded (or built) once per process
@@ -42,11 +43,13 @@ def results_on_disk(name: str, result: type | None = None, sources: tuple = ()):
     (data/gpt.toml), ui/gpt/page.py (encode, shown_tokens) and `sources` (more modules or files the function's value
     depends on). Put it under @st.cache_resource (or @st.cache_data)."""
     from attention_core import attention  # noqa: PLC0415 - softmax, under the model's and the measurements' code
-    from attention_core.gpt import disk_cache, heads, model, tokenizer, weights  # noqa: PLC0415
+    from attention_core.gpt import disk_cache  # noqa: PLC0415
+    from attention_core.gpt_studies import heads  # noqa: PLC0415
+    from attention_core.smollm2 import model, tokenizer, weights  # noqa: PLC0415
 
-    return disk_cache.on_disk(name, result=result, sources=(model, tokenizer, heads, weights, attention,
-                                                            _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py",
-                                                            *sources))
+    return disk_cache.on_disk(name, model_file=weights.gguf_path, result=result,
+                              sources=(model, tokenizer, heads, weights, attention,
+                                       _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py", *sources))
 
 
 def presets_on_disk(name: str, result: type | None = None, sources: tuple = ()):
@@ -69,7 +72,7 @@ def presets_on_disk(name: str, result: type | None = None, sources: tuple = ()):
 
 
 def loading_state() -> tuple[str, int, int]:
-    """-> what loading the model does now: (stage, done, total), as attention_core.gpt.weights.build_progress; stage
+    """-> what loading the model does now: (stage, done, total), as attention_core.smollm2.weights.build_progress; stage
     "" when nothing is being built (the float32 cache is there: reading it takes about a second)."""
     return build_progress()
 
@@ -77,9 +80,9 @@ def loading_state() -> tuple[str, int, int]:
 @st.cache_resource(show_spinner=False)
 def generation_server() -> GenerationServer:
     """-> the process's one generation server (its worker thread runs only while someone is generating)."""
-    from attention_core import gpt
+    from attention_core import smollm2
 
-    weights, _ = gpt.default_model()
+    weights, _ = smollm2.default_model()
     return GenerationServer(gpt_step_functions(weights))
 
 

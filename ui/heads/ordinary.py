@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core.gpt import causal_study as cs
-from attention_core.gpt import ordinary_text as ot
+from attention_core.gpt_studies import causal_study as cs
+from attention_core.gpt_studies import ordinary_text as ot
 from attention_core.measure import head_stats
 from charts.heads import repeat_arrows
 from ui.shared.common import (MAX_CHARS, OWN_TEXT, explanation, md_escape, predict_then_reveal,

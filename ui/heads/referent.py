@@ -2,7 +2,7 @@
 behaviour first (counted on words the claim was not found on, against chance), then patching the two runs of
 "...too tired" / "...too wide" per head and per layer x position: what moves the logit difference between them.
 
-The study (attention_core/gpt/referent_study.py) is start-up work, once per server and kept on disk (ui/heads/study.py's
+The study (attention_core/gpt_studies/referent_study.py) is start-up work, once per server and kept on disk (ui/heads/study.py's
 `stored`): it waits for the start-up work registered before it, so it never delays another lesson's. The texts:
 lesson 9's sentence, nouns, words and question (data/gpt.toml) and the held-out words (data/heads.toml [referent])."""
 
@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from attention_core.gpt import referent_study as rs
-from attention_core.gpt.weights import gguf_path
+from attention_core.gpt_studies import referent_study as rs
+from attention_core.smollm2.weights import gguf_path
 from attention_core.presets import read_preset
 from charts.heads import interval_bars
 from charts.transformer import feature_heatmap
@@ -154,7 +154,7 @@ def _compute_study() -> ReferentResult:
 
 def _on_disk() -> bool:
     """Whether stored(NAME, ...) will read its result rather than compute it (its folder as study.stored names it)."""
-    from attention_core.gpt.weights import default_cache_root, file_sha256
+    from attention_core.gpt.float_cache import default_cache_root, file_sha256
 
     return (default_cache_root() / f"heads-{NAME}-{file_sha256(gguf_path())[:16]}-{STUDY_VERSION}").is_dir()
 

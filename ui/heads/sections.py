@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from attention_core.gpt import causal_study as cs
+from attention_core.gpt_studies import causal_study as cs
 from attention_core.measure import head_stats
 from charts.gpt import grouped_bars
 from charts.heads import ablation_band, head_scatter, interval_bars, rank_by_layer

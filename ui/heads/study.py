@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from attention_core.gpt import causal_study as cs
-from attention_core.gpt import heads as head_scores
-from attention_core.gpt.weights import GPTUnavailable, built_once, default_cache_root, file_sha256
+from attention_core.gpt_studies import causal_study as cs
+from attention_core.gpt_studies import heads as head_scores
+from attention_core.gpt.float_cache import built_once, default_cache_root, file_sha256
+from attention_core.smollm2.weights import GPTUnavailable
 from attention_core.presets import bilingual, read_preset
 from ui.gpt.page import INSTALL_COMMAND, model, shown_token, untrained  # lesson 9's model, its untrained copy
 # (loaded once) and its way of showing a token
@@ -102,7 +103,7 @@ def head_label(head) -> str:
 def stored(name: str, compute):
     """-> compute()'s result, kept in <cache root>/heads-<name>-<model sha>-<STUDY_VERSION>/result.pkl (built once,
     renamed into place whole); computed without storing when no folder is writable."""
-    from attention_core.gpt.weights import gguf_path
+    from attention_core.smollm2.weights import gguf_path
 
     final = default_cache_root() / f"heads-{name}-{file_sha256(gguf_path())[:16]}-{STUDY_VERSION}"
     box = {}
@@ -277,7 +278,8 @@ _ROOT = Path(__file__).resolve().parents[2]
 
 def _code_digest() -> str:
     """-> a digest of the code and data that make the stored defaults (an edit computes them again, never stale)."""
-    from attention_core.gpt import interventions, model as gpt_model, ordinary_text, tokenizer  # noqa: PLC0415
+    from attention_core.smollm2 import interventions, model as gpt_model, tokenizer
+    from attention_core.gpt_studies import ordinary_text  # noqa: PLC0415
 
     digest = hashlib.sha256()
     for file in (cs.__file__, interventions.__file__, gpt_model.__file__, ordinary_text.__file__, tokenizer.__file__,

@@ -31,7 +31,7 @@ NICE = 19  # the lowest priority: the child runs on the CPU the server processes
 TICK = 0.25  # seconds between two calls of wait()
 # fork_server first (the children skip the parent's __main__), then the modules the children import: loaded once in
 # the fork server, shared by every child it forks
-PRELOAD = ("ui.shared.fork_server", __name__, "attention_core.gpt", "attention_core.gpt.kv_timing",
+PRELOAD = ("ui.shared.fork_server", __name__, "attention_core.smollm2", "attention_core.gpt_studies.kv_timing",
            "ui.tiny_gpt.worker", "attention_core.tiny_gpt")
 
 

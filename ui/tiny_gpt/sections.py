@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.attention import MAX_SEED
-from attention_core.gpt.weights import GPTUnavailable
+from attention_core.smollm2.weights import GPTUnavailable
 from attention_core.tiny_gpt import Config, Run, attention_maps, initial_params
 from charts.gpt import grouped_bars
 from charts.matrix import attention_heatmap

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import softmax
-from attention_core.gpt.model import _ids, default_model, lm_head, rms_norm, rope, rope_angles, swiglu
-from attention_core.gpt.weights import GPTWeights
+from attention_core.smollm2.model import _ids, default_model, lm_head, rms_norm, rope, rope_angles, swiglu
+from attention_core.smollm2.weights import GPTWeights
 
 MAX_TOKENS = 512  # a run keeps (B, H, n, n) scores per layer and, recorded, (L + 1, B, n, d) residuals
 

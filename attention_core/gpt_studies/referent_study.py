@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import softmax
-from attention_core.gpt import interventions as iv
-from attention_core.gpt.causal_study import random_head_sets, top_heads
-from attention_core.gpt.weights import GPTWeights
+from attention_core.smollm2 import interventions as iv
+from attention_core.gpt_studies.causal_study import random_head_sets, top_heads
+from attention_core.smollm2.weights import GPTWeights
 from attention_core.measure import head_stats
 
 KS = (1, 3, 10)  # how many of the picked heads are patched together on the held-out pairs

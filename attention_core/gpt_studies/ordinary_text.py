@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import log_softmax
-from attention_core.gpt import interventions as iv
-from attention_core.gpt.weights import GPTWeights
+from attention_core.smollm2 import interventions as iv
+from attention_core.smollm2.weights import GPTWeights
 from attention_core.presets import bilingual, read_preset
 
 PRESET_NAME = "heads_ordinary"

@@ -14,7 +14,7 @@ error (measured below, relative to each tensor's RMS), in different places. The 
 kept. The second copy is rounded from the first (the original numbers are not in the file), so the two differ by one
 rounding's error, about sqrt(2) less than two independent roundings of the original would: if anything, the findings
 move less here than between two 4-bit copies of the original. The second copy is ~540 MB of private float32: build it for the study only (``python -m
-attention_core.gpt.rounding`` writes the study's small result to disk; a serving process only reads it).
+attention_core.gpt_studies.rounding`` writes the study's small result to disk; a serving process only reads it).
 
     rounded = q4_1(x, offset=16)                    # x: (..., n) float32, blocks of 32 along the last axis
     second = rounded_weights(weights, offset=16)    # a GPTWeights whose linear matrices and embedding are re-rounded
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_core.gpt import heads
-from attention_core.gpt.weights import LINEAR, GPTWeights
+from attention_core.gpt_studies import heads
+from attention_core.smollm2.weights import LINEAR, GPTWeights, gguf_path
 from attention_core.measure import head_stats
 
 BLOCK = 32  # numbers per block, Q4_1 and Q8_0
@@ -170,10 +170,10 @@ def error_sizes(first: GPTWeights, second: GPTWeights, offset: int = SHIFT) -> d
 def _findings(weights: GPTWeights, prompt_ids, target_id: int, texts_ids, sets: heads.InductionSets) -> dict:
     """One model -> its induction head (picked on one set, scored on the other), every head's mean induction score
     (L, H) on the scoring set, p(target) after the prompt and the top next token at every position of every text."""
-    from attention_core import gpt  # noqa: PLC0415 - the model, run by the study (the measurement imports no model)
+    from attention_core import smollm2  # noqa: PLC0415 - the model, run by the study (the measurement imports no model)
 
     study = heads.head_study(heads.gpt_forward(weights), sets, heads.gpt_forward_many(weights))
-    top = [gpt.forward(weights, list(ids)).logits.argmax(axis=-1) for ids in texts_ids]
+    top = [smollm2.forward(weights, list(ids)).logits.argmax(axis=-1) for ids in texts_ids]
     return {"head": tuple(int(i) for i in study.induction.head), "score": float(study.induction_interval[0]),
             "means": study.induction_means, "p": _probability(weights, prompt_ids, target_id),
             "top": np.concatenate(top).astype(np.int64)}
@@ -181,9 +181,9 @@ def _findings(weights: GPTWeights, prompt_ids, target_id: int, texts_ids, sets: 
 
 def _probability(weights: GPTWeights, prompt_ids, target_id: int) -> float:
     """-> p(target) as the prompt's next token (temperature 1)."""
-    from attention_core import gpt  # noqa: PLC0415
+    from attention_core import smollm2  # noqa: PLC0415
 
-    last = gpt.forward(weights, list(prompt_ids), all_logits=False).logits[-1].astype(np.float64)
+    last = smollm2.forward(weights, list(prompt_ids), all_logits=False).logits[-1].astype(np.float64)
     probs = np.exp(last - last.max())
     return float(probs[target_id] / probs.sum())
 
@@ -229,7 +229,7 @@ def rounding_study(weights: GPTWeights, tokenizer, prompt: str, target: str, tex
 # ---------------------------------------------------------------- on disk, measured in a process of its own
 
 def _sources():
-    from attention_core.gpt import model, tokenizer, weights  # noqa: PLC0415
+    from attention_core.smollm2 import model, tokenizer, weights  # noqa: PLC0415
 
     return (sys.modules[__name__], heads, head_stats, model, tokenizer, weights)
 
@@ -243,8 +243,8 @@ def stored_study(prompt: str, target: str, sequences: int = 8, period: int = 20)
     """-> the study's result from disk (attention_core.gpt.disk_cache), or None while it has not been measured."""
     from attention_core.gpt import disk_cache  # noqa: PLC0415
 
-    path = disk_cache.result_path(NAME, study_params(prompt, target, sequences, period), disk_cache.weights_digest(),
-                                  _sources())
+    path = disk_cache.result_path(NAME, study_params(prompt, target, sequences, period),
+                                  disk_cache.weights_digest(gguf_path()), _sources())
     found, value = disk_cache.read(path)
     return value if found else None
 
@@ -252,16 +252,16 @@ def stored_study(prompt: str, target: str, sequences: int = 8, period: int = 20)
 def measured_study(prompt: str, target: str, sequences: int = 8, period: int = 20) -> dict:
     """-> the study's result: read from disk, or measured now (one BLAS thread; one measuring process per machine at
     a time, by a lock file beside the results) and written there."""
-    from attention_core import gpt  # noqa: PLC0415
+    from attention_core import smollm2  # noqa: PLC0415
     from attention_core.blas import single_blas_thread  # noqa: PLC0415
     from attention_core.gpt import disk_cache  # noqa: PLC0415
 
-    digest = disk_cache.weights_digest()
+    digest = disk_cache.weights_digest(gguf_path())
     folder = disk_cache.results_folder(digest)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{NAME}.lock", "a") as lock, single_blas_thread():
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process measuring: wait, then read its result
-        weights, tokenizer = gpt.default_model()
+        weights, tokenizer = smollm2.default_model()
         return disk_cache.load_or_compute(
             NAME, study_params(prompt, target, sequences, period),
             lambda: rounding_study(weights, tokenizer, prompt, target, TEXTS, sequences, period),
@@ -270,10 +270,10 @@ def measured_study(prompt: str, target: str, sequences: int = 8, period: int = 2
 
 def measure_in_background(prompt: str, target: str, sequences: int = 8, period: int = 20,
                           niceness: int = 10) -> subprocess.Popen:
-    """Start `python -m attention_core.gpt.rounding` at a lower priority -> the process (it writes the result to disk;
+    """Start `python -m attention_core.gpt_studies.rounding` at a lower priority -> the process (it writes the result to disk;
     its 540 MB second model dies with it)."""
     root = Path(__file__).resolve().parents[2]
-    return subprocess.Popen([sys.executable, "-m", "attention_core.gpt.rounding", prompt, target, str(sequences),
+    return subprocess.Popen([sys.executable, "-m", "attention_core.gpt_studies.rounding", prompt, target, str(sequences),
                              str(period), str(niceness)], cwd=root, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, start_new_session=True)
 

@@ -1,5 +1,5 @@
-"""`python -m attention_core.gpt.prebuild [--strict]`: build the GPT lesson's float32 caches (SmolLM2's weights and
-the untrained copy, attention_core.gpt.weights) before a server starts, and say so in one line with how long it took.
+"""`python -m attention_core.smollm2.prebuild [--strict]`: build the GPT lesson's float32 caches (SmolLM2's weights and
+the untrained copy, attention_core.smollm2.weights) before a server starts, and say so in one line with how long it took.
 
 dev.py run calls it before `streamlit run`: on a new machine the first visitor of lesson 9 then finds the weights
 built. A failure is printed and the app starts anyway (the page builds the caches at its first visit, as it did
@@ -27,7 +27,7 @@ def prebuild(path: Path | None = None, cache_root: Path | None = None) -> tuple[
     caches are ready, the line to print). Never raises: a missing package or a bad file is said in the line."""
     start = time.perf_counter()
     try:
-        from attention_core.gpt.weights import gguf_path, model_cache_folder, read_weights, untrained_weights
+        from attention_core.smollm2.weights import gguf_path, model_cache_folder, read_weights, untrained_weights
 
         path = gguf_path() if path is None else Path(path)
         folder = model_cache_folder(path, cache_root)

@@ -172,26 +172,26 @@ def measure_sequences(forward, sequences, period: int, forward_many=None) -> Seq
 
 
 def gpt_forward(weights):
-    """-> a forward function (ids -> (attention, logits)) of attention_core.gpt on these weights."""
-    from attention_core import gpt
+    """-> a forward function (ids -> (attention, logits)) of attention_core.smollm2 on these weights."""
+    from attention_core import smollm2
 
     def forward(ids):
-        out = gpt.forward(weights, [int(i) for i in ids])
+        out = smollm2.forward(weights, [int(i) for i in ids])
         return out.attention, out.logits
 
     return forward
 
 
 def gpt_forward_many(weights, batch: int = 8):
-    """-> a forward_many function (a list of ids -> a list of (attention, logits)) of attention_core.gpt on these
+    """-> a forward_many function (a list of ids -> a list of (attention, logits)) of attention_core.smollm2 on these
     weights: `batch` sequences a pass (8 sequences of 40 tokens: 63 MB of logits at once)."""
-    from attention_core import gpt
+    from attention_core import smollm2
 
     def forward_many(sequences):
         outs = []
         for start in range(0, len(sequences), batch):
             chunk = [[int(i) for i in ids] for ids in sequences[start:start + batch]]
-            outs += [(out.attention, out.logits) for out in gpt.forward_many(weights, chunk)]
+            outs += [(out.attention, out.logits) for out in smollm2.forward_many(weights, chunk)]
         return outs
 
     return forward_many
@@ -307,7 +307,7 @@ def first_layer_scores(weights, ids, offset: int = 0) -> np.ndarray:
     """ids: (n,) -> (H, n, n) float64: layer 0's scores q_i . k_j / sqrt(hd) (before the mask and softmax) with the
     tokens placed at positions offset .. offset + n - 1. Layer 0 reads the embeddings only, so moving the tokens
     changes its scores only through the rotary positions: a score depends on i - j, not on where the pair stands."""
-    from attention_core.gpt.model import rms_norm, rope, rope_angles, split_heads
+    from attention_core.smollm2.model import rms_norm, rope, rope_angles, split_heads
 
     c = weights.config
     ids = [int(i) for i in ids]

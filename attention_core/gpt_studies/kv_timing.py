@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from attention_core.gpt.model import decode_step, default_model, prefill
+from attention_core.smollm2.model import decode_step, default_model, prefill
 
 
 def time_per_token(weights, ids, count: int) -> dict:

@@ -13,7 +13,7 @@ import heapq
 
 import regex
 
-from attention_core.gpt.weights import GPTVocabulary
+from attention_core.smollm2.weights import GPTVocabulary
 
 BOS_ID = 1  # <|im_start|>
 EOS_ID = 2  # <|im_end|>

