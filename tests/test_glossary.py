@@ -63,6 +63,7 @@ def test_the_check_catches_each_rule():
     assert violations("猫, 犬, 鳥")
     assert violations("重み (スコア) を見る")
     assert violations("です。 次に")
+    assert violations("次のトークンを写すヘッド") and violations("ヘッドが形成した")  # lesson 11: コピーする, 形成されました
     assert violations("セルフアテンション、リークテスト。次に f(x) = 1 と d = 64 (q, k)、(a) 生のベクトル") == []
 
 
@@ -104,3 +105,13 @@ def test_lesson_1_says_tokens_in_its_caption_as_in_its_answer():
         strings = load_strings(lang)
         assert strings["rnn.fig1_caption"].startswith("{n} " + word)
         assert "{n} " + word in strings["rnn.predict_number"]
+
+
+def test_lesson_11_says_copy_and_formed_as_the_glossary_does_with_one_range_separator():
+    """Lesson 11 said 写す for what the glossary calls コピーする and 形成した for a head that training formed; its
+    ranges take 〜, never an en dash."""
+    strings = {k: v for k, v in load_strings("ja").items() if k.startswith("tiny_gpt.")}
+    text = "\n".join(strings.values())
+    assert "コピーする" in text and "写" not in text and "形成した" not in text
+    assert strings["tiny_gpt.at_step"].endswith("形成されました") and strings["tiny_gpt.never"] == "形成されませんでした"
+    assert "–" not in text and "〜" in strings["tiny_gpt.flat_found"]

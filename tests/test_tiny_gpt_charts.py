@@ -52,3 +52,19 @@ def test_step_lines_dash_what_is_asked_and_keep_the_range():
     assert fig["layout"]["yaxis"]["range"] == [0, 1]
     assert fig["layout"]["shapes"] == [] and fig["layout"]["annotations"] == []
     assert "title" not in fig["layout"]
+
+
+def test_the_formula_is_three_short_lines_that_fit_a_phone():
+    """On a 390 px phone the one-line formula was cut at the right edge: each line now holds at most 32 characters of
+    shown text."""
+    import re
+
+    from ui.tiny_gpt.runs import formula
+
+    body = formula().removeprefix(r"\begin{gathered}").removesuffix(r"\end{gathered}")
+    rows = body.split(r"\\")
+    assert len(rows) == 3
+    for row in rows:
+        shown = re.sub(r"\\text\{([^}]*)\}", r"\1", row)
+        shown = re.sub(r"\\[a-zA-Z]+|[{}_;\\ ]", "", shown)
+        assert len(shown) <= 32, row

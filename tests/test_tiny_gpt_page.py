@@ -17,6 +17,7 @@ from attention_core.tiny_gpt import Config, eval_set
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from tests.apptest_utils import assert_clean, decode_array, open_page
 from tests.seam import bar_labels, figure, find_sentence, number, strings, texts
+from tests.test_tiny_gpt_curve import brute_force
 from ui.tiny_gpt.runs import SharedRuns
 
 
@@ -67,8 +68,9 @@ def test_own_runs_are_bounded_and_offered_ones_stay():
 
 
 def test_the_builds_store_every_run_the_page_reads_from_disk_once(tmp_path, monkeypatch):
-    """store_offered_runs (dev.py's and the Dockerfile's build) trains each run the page reads without a Train button
-    (layers 1-2 x heads 1-2 x seeds 0-2 with snapshots, the seed section's seeds 3-9 without), and nothing once on disk."""
+    """store_offered_runs (dev.py's and the Dockerfile's build) trains each run the page reads without a Train button:
+    every choice of the controls (layers 1-2 x heads 1-2 x the five learning rates) at seeds 0-2 with snapshots, the
+    seed section's seeds 3-9 without, and nothing once on disk: a class pressing the controls trains nothing."""
     import ui.tiny_gpt.runs as runs
     from attention_core.tiny_gpt import store
 
@@ -81,17 +83,20 @@ def test_the_builds_store_every_run_the_page_reads_from_disk_once(tmp_path, monk
         store.run_path(config, seed, every, snapshots).touch()
 
     monkeypatch.setattr(runs, "cached_run", fake_run)
-    want = {(Config(n_layer=layers, n_head=heads), seed, True) for layers in (1, 2) for heads in (1, 2)
-            for seed in (0, 1, 2)} | {(Config(), seed, False) for seed in range(3, 10)}
-    assert runs.store_offered_runs() == len(want) == 19
+    rates = (0.003, 0.005, 0.01, 0.02, 0.03)  # the rate slider's stops
+    want = {(Config(n_layer=layers, n_head=heads, learning_rate=rate), seed, True) for layers in (1, 2)
+            for heads in (1, 2) for rate in rates for seed in (0, 1, 2)} | {(Config(), seed, False) for seed in range(3, 10)}
+    assert runs.LEARNING_RATES == rates
+    assert runs.store_offered_runs() == len(want) == 67
     assert set(trained) == want and len(trained) == len(want)
     assert runs.store_offered_runs() == 0 and len(trained) == len(want)  # once per machine
     for layers in (1, 2):
         for heads in (1, 2):
-            for seed in range(10):
-                config = Config(n_layer=layers, n_head=heads)
-                assert runs.is_offered(config, seed) == ((config, seed, True) in want)  # no Train button: on disk
-    assert not runs.is_offered(Config(learning_rate=0.02), 0)
+            for rate in rates:
+                for seed in range(10):
+                    config = Config(n_layer=layers, n_head=heads, learning_rate=rate)
+                    assert runs.is_offered(config, seed) == ((config, seed, True) in want)  # no Train button: on disk
+    assert not runs.is_offered(Config(learning_rate=0.04), 0) and not runs.is_offered(Config(steps=100), 0)
 
 
 # ---------------------------------------------------------------- the page
@@ -132,12 +137,15 @@ def test_the_seed_section_shows_each_seeds_formed_step(cache, monkeypatch):
     seqs = eval_set(Config())
     plateau = float(np.mean([math.log(len(set(row[:t].tolist()))) for row, o, r in
                              zip(seqs.tokens, seqs.offset, seqs.period) for t in range(o + r + 1, len(row))]))
-    want = []
+    want, with_prev, flats = [], 0, []
     for seed in range(3):
         run = ui.tiny_gpt.runs.shared_runs().get((Config(), seed, True))  # the runs the page drew (curves: the seam test)
         ok = (run.induction[:, 1].max(axis=-1) >= 0.4) & (run.loss_repeated < plateau / 2)
         want.append(int(run.steps[np.argmax(ok)]))
         assert ok.any()
+        with_prev += run.previous_token[np.argmax(ok), 0].max() >= 0.4  # a previous-token head when it formed
+        flat = brute_force(run.steps.tolist(), run.loss_repeated.tolist(), want[-1], 0.1)
+        flats.append(0 if flat is None else flat[1] - flat[0])
     fig = figure(at, "tiny_seeds_chart")
     assert bar_labels(fig) == ["seed 0", "seed 1", "seed 2"]
     assert decode_array(fig["data"][0]["y"]).tolist() == want
@@ -145,6 +153,9 @@ def test_the_seed_section_shows_each_seeds_formed_step(cache, monkeypatch):
     assert (number(said["median"]), number(said["low"]), number(said["high"])) == (
         float(np.median(want)), min(want), max(want))
     assert said["formed"] == "3" and said["seeds"] == "3"
+    assert int(said["slowest"]) == int(np.argmax(want)) and number(said["margin"]) == 1500 - max(want)
+    assert int(said["with_prev"]) == with_prev and int(said["plateaus"]) == sum(f >= 100 for f in flats)
+    assert (number(said["flat_low"]), number(said["flat_high"])) == (min(flats), max(flats))
 
 
 @pytest.mark.pages
@@ -171,7 +182,7 @@ def test_a_learners_own_run_waits_for_its_button_and_stays_off_the_disk(cache):
 @pytest.mark.pages
 @pytest.mark.parametrize("query, own", [
     ({"tiny_layers": "2", "tiny_heads": "1", "tiny_seed": str(MAX_SEED), "tiny_rate": "0.003"}, True),
-    ({"tiny_layers": "1", "tiny_heads": "2", "tiny_seed": "0", "tiny_rate": "0.03"}, True),
+    ({"tiny_layers": "1", "tiny_heads": "2", "tiny_seed": "0", "tiny_rate": "0.03"}, False),  # every rate is offered
     ({"tiny_seed": "5"}, True),  # the default model, a seed the page does not offer: the learner's own run
     ({"tiny_layers": "1", "tiny_heads": "1", "tiny_seed": "2"}, False),  # offered: no button
     ({"tiny_layers": "3", "tiny_heads": "0", "tiny_rate": "7"}, False),  # not options: the defaults, with a notice
@@ -201,3 +212,18 @@ def test_the_control_of_a_learners_own_run_is_a_long_action_too(cache):
     one_layer = {tr["name"]: decode_array(tr["y"]) for tr in figure(at, "tiny_control_chart")["data"]}["1 layer"]
     assert number(said["loss"]) == pytest.approx(one_layer[-1], abs=0.005)
     assert not [b for b in at.button if b.key == "tiny_train_control"]  # trained: kept for the session's next runs
+
+
+@pytest.mark.pages
+@pytest.mark.parametrize("seed", ["-1", "12345678901234567890"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_seed_outside_its_bounds_is_said_and_not_taken(seed, lang, cache):
+    """The seed box took -1 and a 20-digit number without a word: it is bounded, says its bounds under it, and a link
+    with a seed outside them is reported and the default used."""
+    at = open_page("tiny_gpt", lang, query={"tiny_seed": seed})
+    assert_clean(at)
+    box = at.number_input(key="tiny_seed")
+    assert (box.value, box.min, box.max) == (0, 0, MAX_SEED)
+    bounds = strings(lang)["tiny_gpt.seed_bounds"].format(max_seed=f"{MAX_SEED:,}")
+    assert bounds in [c.value for c in at.caption] and f"{MAX_SEED:,}" in bounds
+    assert at.opening_toasts

@@ -22,7 +22,7 @@ from tests.test_tiny_gpt_page import cache  # noqa: F401 - the fixture: an empty
 from attention_core.tiny_gpt import Config, train
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from ui.tiny_gpt.runs import SharedRuns
-from ui.tiny_gpt.worker import Queued, Trainer, TrainerBusy, TrainingFailed
+from ui.tiny_gpt.worker import Queued, Trainer, TrainingFailed
 
 WAIT = 300  # seconds: generous, for a busy 2-core machine (a state is waited on, never a time asserted)
 
@@ -164,41 +164,32 @@ def test_children_are_bounded_and_the_others_queue(gate):
     assert multiprocessing.active_children() == [] and trainer.running() == 0 and trainer.waiting() == 0
 
 
-def test_past_a_full_queue_a_learner_is_told_the_server_is_busy_and_nothing_starts(gate):
-    trainer = Trainer(limit=1, fit=functools.partial(gated, str(gate)), max_waiting=1)
+def test_five_learners_at_once_are_all_trained_none_refused_each_told_its_place(gate):
+    """A class pressing Train at once: two children train, the other three wait with their place in line (2, 3 and 4
+    runs ahead of them), which only falls while they wait; nobody is turned away and every run is the core's run."""
+    trainer = Trainer(limit=2, fit=functools.partial(gated, str(gate)))
     config = small()
-    threads, _, _, errors = one_training_one_queued(trainer, gate, config)
-    with pytest.raises(TrainerBusy) as busy:  # a third: one training, one waiting, the queue (1) is full
-        trainer.train(config, 3, every=4)
-    assert (busy.value.running, busy.value.waiting) == (1, 1)
-    assert trainer.waiting() == 1 and len(multiprocessing.active_children()) == 1
+    got, places, errors = {}, {seed: [] for seed in range(1, 6)}, []
+
+    def learner(seed):
+        try:
+            got[seed] = trainer.train(config, seed, every=4, queued=places[seed].append)
+        except BaseException as error:  # noqa: BLE001 - asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=learner, args=(seed,)) for seed in range(1, 6)]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: len(pids(gate)) == 2 and trainer.waiting() == 3, "two children training and three waiting")
+    wait_for(lambda: sum(bool(p) for p in places.values()) == 3, "the three waiting learners told their place")
+    assert not errors and trainer.running() == 2
+    assert sorted(p[0] for p in places.values() if p) == [2, 3, 4]  # each told at once how many are ahead of it
     release(gate, threads)
-    assert not errors and len(pids(gate)) == 2  # the first two trained, the third never started
+    assert not errors and sorted(got) == [1, 2, 3, 4, 5] and len(pids(gate)) == 5
+    for seed, seen in places.items():
+        assert seen == sorted(seen, reverse=True), (seed, seen)  # a place only moves up the line
+        assert_same_run(got[seed], train(config, seed, every=4))
     assert multiprocessing.active_children() == [] and trainer.running() == 0 and trainer.waiting() == 0
-
-
-@pytest.mark.pages
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_a_busy_server_is_one_sentence_on_the_page(lang, cache, monkeypatch):
-    import ui.tiny_gpt.runs
-    from tests.apptest_utils import open_page
-    from tests.seam import strings
-
-    class Full:
-        def train(self, *args, **kwargs):
-            raise TrainerBusy(2, 2)
-
-    monkeypatch.setattr(ui.tiny_gpt.runs, "trainer", lambda: Full())
-    at = open_page("tiny_gpt", lang, query={"tiny_seed": "7"}, timeout=900)
-    at.button(key="tiny_train").click().run(timeout=900)
-    assert not at.exception and not at.error
-    label = strings(lang)["tiny_gpt.run_label"].format(layers=2, heads=2, seed=7, rate=0.01)
-    [warning] = at.warning
-    assert warning.value == strings(lang)["tiny_gpt.busy"].format(what=label, running=2, waiting=2, seeds="0, 1, 2",
-                                                                rate=0.01)
-    assert not at.get("plotly_chart") and not at.get("progress")
-    at.run(timeout=900)  # the next run: the button again, no "stopped" warning (nothing was started)
-    assert not at.exception and not at.warning and at.button(key="tiny_train")
 
 
 def test_a_second_session_follows_the_first_and_one_child_trains(gate):

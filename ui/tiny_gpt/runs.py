@@ -1,9 +1,9 @@
-"""Watch a head form: the runs, shared by every session. The settings the page offers by default (layers 1-2 x
-heads 1-2 x seeds 0-2, learning rate 0.01, and, without snapshots, the seeds of the seed section) are trained once per
+"""Watch a head form: the runs, shared by every session. The settings the page offers (every choice of its controls,
+layers 1-2 x heads 1-2 x the five learning rates, at seeds 0-2, and, without snapshots, the seeds of the seed section) are trained once per
 machine and kept on disk (attention_core.tiny_gpt.store); any other setting is the learner's own run, trained when they
 press the button and kept in memory. Either way one run per setting at a time (single flight): a second session asking
 for a run in progress follows its progress bar. A run trains in a child process (worker.py: at a lower CPU priority, a
-few at a time per server process, the others queued), watched from the script thread of the session that started it,
+few at a time per server process, the others queued with their place shown, never refused), watched from the script thread of the session that started it,
 so a learner who leaves (another page, a closed tab, a changed control) stops it at its next progress update: the
 child is killed at once, no process is left running and nothing half-done is kept.
 """
@@ -19,7 +19,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from attention_core.tiny_gpt import Config, Run, cached_run, eval_set, formation_step, measure, plateau_loss, run_path
-from ui.tiny_gpt.worker import Queued, TrainerBusy, TrainingFailed, trainer
+from ui.tiny_gpt.worker import Queued, TrainingFailed, trainer
 
 S = "tiny_gpt"
 DEFAULT = Config()  # the page's default run: 2 layers x 2 heads
@@ -33,8 +33,10 @@ OWN_RUNS = 16  # learners' own runs kept in memory (the oldest dropped first)
 
 
 def formula() -> str:
-    return (r"\text{head}_{2}(i) \approx \text{the token after } j, \text{ where } x_{j} = x_{i}"
-            r"\quad\Leftarrow\quad \text{head}_{1}: \; j \to j - 1")
+    """The circuit in three short lines (one line was cut at a phone's right edge)."""
+    return (r"\begin{gathered}\text{head}_{2}(i) \approx \text{the token after } j, \\"
+            r"\text{where } x_{j} = x_{i} \\"
+            r"\Leftarrow\; \text{head}_{1}: \; j \to j - 1\end{gathered}")
 
 
 def head_label(layer: int, head: int) -> str:
@@ -96,14 +98,15 @@ def shared_runs() -> SharedRuns:
 
 def is_offered(config: Config, seed: int) -> bool:
     """A setting the page offers by default (kept on disk) rather than a learner's own run."""
-    return replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head) == config and seed in DEFAULT_SEEDS
+    return (replace(DEFAULT, n_layer=config.n_layer, n_head=config.n_head, learning_rate=config.learning_rate) == config
+            and config.learning_rate in LEARNING_RATES and seed in DEFAULT_SEEDS)
 
 
 def offered_runs() -> list[tuple[Config, int, bool]]:
     """-> (config, seed, snapshots) of every run kept on disk: the offered settings (is_offered) with their snapshots,
     and the seed section's other seeds of the default configuration without them (get_run's keys)."""
-    with_snapshots = [(replace(DEFAULT, n_layer=layers, n_head=heads), seed, True)
-                      for layers in (2, 1) for heads in (2, 1) for seed in DEFAULT_SEEDS]
+    with_snapshots = [(replace(DEFAULT, n_layer=layers, n_head=heads, learning_rate=rate), seed, True)
+                      for rate in LEARNING_RATES for layers in (2, 1) for heads in (2, 1) for seed in DEFAULT_SEEDS]
     return with_snapshots + [(DEFAULT, seed, False) for seed in range(SEEDS) if seed not in DEFAULT_SEEDS]
 
 
@@ -160,12 +163,6 @@ def get_run(t, config: Config, seed: int, label: str, snapshots: bool = True) ->
         del st.session_state["tiny_stopped"]
         bar.empty()
         st.error(t(f"{S}.failed", what=label, reason=str(error)), icon=":material/error:")
-        st.stop()
-    except TrainerBusy as busy:
-        del st.session_state["tiny_stopped"]
-        bar.empty()
-        st.warning(t(f"{S}.busy", what=label, running=busy.running, waiting=busy.waiting,
-                     seeds=", ".join(map(str, DEFAULT_SEEDS)), rate=DEFAULT.learning_rate), icon=":material/hourglass_top:")
         st.stop()
     del st.session_state["tiny_stopped"]
     bar.empty()

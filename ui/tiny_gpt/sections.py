@@ -7,22 +7,26 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attention_core.attention import MAX_SEED
 from attention_core.smollm2.weights import GPTUnavailable
 from attention_core.tiny_gpt import Config, Run, attention_maps, initial_params
+from attention_core.tiny_gpt.curve import PLATEAU_STEPS, TOLERANCE, flat_stretch
 from charts.gpt import grouped_bars
 from charts.matrix import attention_heatmap
 from charts.tiny_gpt import step_lines
 from ui.gpt.circuits import study as gpt_study  # lesson 9's study of the real model, shared and kept on disk
 from ui.gpt.page import INSTALL_COMMAND as GPT_INSTALL_COMMAND
-from ui.shared.common import explanation, guarded_fragment, predict_then_reveal
+from ui.shared.common import csv_download, explanation, guarded_fragment, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.shared.links import url_selectbox
 from ui.tiny_gpt.runs import (DEFAULT, DEFAULT_SEEDS, EVERY, LEARNING_RATES, S, SEEDS, evaluation, formed_at, get_run,
                               head_label, is_ready, knocked_out, shown_sequence, token_names)
+
+PREVIOUS_AT = 0.4  # a layer-1 head with a previous-token score this high when the induction head formed
 
 # ---------------------------------------------------------------- controls
 
@@ -34,7 +38,9 @@ def controls(t) -> tuple[Config, int] | None:
     with c2:
         heads = url_selectbox(t(f"{S}.heads"), [2, 1], "tiny_heads", widget=st.segmented_control)
     seed = int(c3.number_input(t("common.seed"), min_value=0, max_value=MAX_SEED, value=0, step=1, key="tiny_seed",
-                               bind="query-params", help=t(f"{S}.seed_help", seeds=", ".join(map(str, DEFAULT_SEEDS)))))
+                               bind="query-params", help=t(f"{S}.seed_help", seeds=", ".join(map(str, DEFAULT_SEEDS)),
+                                                     max_seed=f"{MAX_SEED:,}")))
+    st.caption(t(f"{S}.seed_bounds", max_seed=f"{MAX_SEED:,}"))  # the box refuses what lies outside: say so
     with c4:
         rate = url_selectbox(t(f"{S}.rate"), LEARNING_RATES, "tiny_rate", default=DEFAULT.learning_rate,
                              widget=st.select_slider)
@@ -77,7 +83,8 @@ def data_section(t, config: Config, seed: int) -> None:
     seqs = evaluation(config)[0]
     i = shown_sequence(config)
     labels = token_names(seqs.tokens[i])
-    explanation(t(f"{S}.data_explain", tokens=" ".join(labels), period=int(seqs.period[i])))
+    explanation(t(f"{S}.data_explain", tokens=" ".join(labels), period=int(seqs.period[i]), n=len(labels),
+                  vocab=config.vocab))
     maps = attention_maps(initial_params(config, seed), seqs.tokens[i])  # (L, H, T, T)
     maps_grid(t, maps, labels, "init_map_title", "tiny_init_map")
     rows = np.arange(1, maps.shape[-1])
@@ -91,8 +98,9 @@ def curves_section(t, config: Config, seed: int) -> Run | None:
     st.subheader(t(f"{S}.curves_title"))
     explanation(t(f"{S}.curves_explain", steps=f"{config.steps:,}", batch=config.batch_size, n=config.seq_len))
     label = describe_run(t, config, seed)
-    answer = lambda: 2 if formed_at(get_run(t, config, seed, label)) is not None else 3  # noqa: E731
-    if not predict_then_reveal(t, S, 3, answer, key="tiny_curves_predict"):
+    answer = lambda: curve_answer(get_run(t, config, seed, label))  # noqa: E731
+    if not predict_then_reveal(t, S, 3, answer, key="tiny_curves_predict", plateau_steps=PLATEAU_STEPS,
+                               tolerance=TOLERANCE):
         return None
     run = get_run(t, config, seed, label)
     _, plateau = evaluation(config)
@@ -119,14 +127,41 @@ def curves_section(t, config: Config, seed: int) -> Run | None:
     values = dict(start=f"{run.loss_repeated[0]:.2f}", end=f"{run.loss_repeated[-1]:.2f}", plateau=f"{plateau:.2f}",
                   unrepeated=f"{run.loss_unrepeated[-1]:.2f}", steps=f"{config.steps:,}",
                   head=head_label(config.n_layer - 1, int(np.argmax(last))), score=f"{last.max():.2f}")
+    values["flat"] = flat_words(t, run)
     if formed is None:
         st.markdown(t(f"{S}.curves_flat", **values))
     else:
         prev = run.previous_token[-1, 0]
         st.markdown(t(f"{S}.curves_formed", step=f"{formed:,}", half=f"{plateau / 2:.2f}",
                       prev_head=head_label(0, int(np.argmax(prev))), prev_score=f"{prev.max():.2f}", **values))
+    st.markdown(t(f"{S}.bound", plateau=f"{plateau:.2f}"))
     explanation(t(f"{S}.curves_why"))
+    curves = {t(f"{S}.step"): run.steps, t(f"{S}.repeated"): run.loss_repeated,
+              t(f"{S}.unrepeated"): run.loss_unrepeated, **scores}  # the two charts' data, as drawn
+    csv_download(t(f"{S}.download"), pd.DataFrame(curves), "tiny_gpt_curves.csv", "tiny_curves_csv")
     return run
+
+
+def run_flat(run: Run):
+    """-> the run's longest level stretch before its drop (attention_core.tiny_gpt.curve), or None."""
+    return flat_stretch(run.steps, run.loss_repeated, formed_at(run))
+
+
+def curve_answer(run: Run) -> int:
+    """The curve question's answer from the run's own curve: 3 no drop, 2 a level stretch of PLATEAU_STEPS first, 1
+    a drop without one."""
+    if formed_at(run) is None:
+        return 3
+    flat = run_flat(run)
+    return 2 if flat is not None and flat.length >= PLATEAU_STEPS else 1
+
+
+def flat_words(t, run: Run) -> str:
+    flat = run_flat(run)
+    if flat is None:
+        return t(f"{S}.flat_none", tolerance=TOLERANCE)
+    return t(f"{S}.flat_found", tolerance=TOLERANCE, first=f"{flat.first:,}", last=f"{flat.last:,}",
+             length=f"{flat.length:,}", low=f"{flat.low:.2f}", high=f"{flat.high:.2f}")
 
 
 # ---------------------------------------------------------------- (b) the attention maps at a step
@@ -242,12 +277,20 @@ def seeds_section(t) -> None:
                             title=t(f"{S}.seeds_chart", steps=f"{DEFAULT.steps:,}"), value_label=t(f"{S}.step"),
                             fmt=",.0f"), key="tiny_seeds_chart")
     if formed:
+        runs = [get_run(t, DEFAULT, seed, describe_run(t, DEFAULT, seed), snapshots=False) for seed in seeds]
+        at = [list(r.steps).index(found[seed]) for r, seed in zip(runs, seeds)]  # the measurement the head formed at
+        with_prev = sum(r.previous_token[i, 0].max() >= PREVIOUS_AT for r, i in zip(runs, at))
+        flats = [f.length if (f := run_flat(r)) is not None else 0 for r in runs]
         st.markdown(t(f"{S}.seeds_numbers", formed=len(formed), seeds=SEEDS, median=f"{np.median(formed):,.0f}",
-                      low=f"{formed[0]:,}", high=f"{formed[-1]:,}", steps=f"{DEFAULT.steps:,}"))
+                      low=f"{formed[0]:,}", high=f"{formed[-1]:,}", steps=f"{DEFAULT.steps:,}",
+                      slowest=seeds[int(np.argmax([found[s] for s in seeds]))],
+                      margin=f"{DEFAULT.steps - formed[-1]:,}", prev_at=f"{PREVIOUS_AT:.1f}", with_prev=with_prev,
+                      plateau_steps=PLATEAU_STEPS, plateaus=sum(f >= PLATEAU_STEPS for f in flats),
+                      flat_low=f"{min(flats):,}", flat_high=f"{max(flats):,}"))
     missing = [str(seed) for seed, s in enumerate(found) if s is None]
     if missing:
         st.markdown(t(f"{S}.seeds_missing", seeds=t.join(missing), steps=f"{DEFAULT.steps:,}"))
-    explanation(t(f"{S}.seeds_why"))
+    explanation(t(f"{S}.seeds_why", steps=f"{DEFAULT.steps:,}"))
 
 
 # ---------------------------------------------------------------- (f) the bridge to lesson 9

@@ -27,21 +27,11 @@ from ui.shared.child import run as run_in_child
 
 LIMIT = 2  # children training at once per server process: niced, they take only the CPU the servers leave, and two
 # let one replica's queue use both cores while the other replica is idle (about 25 MB of its own memory each)
-MAX_WAITING = 2  # runs queued behind them per server process; a learner past that is told the server is busy (a
-# class pressing Train at ~7 s of CPU a run would otherwise queue past minutes on 2 cores)
 TICK = 0.25  # seconds between two progress calls (and two looks at the queue)
 
 
 class TrainingFailed(Exception):
     """The child failed (an exception in it, or it was killed): str(error) is one line saying why."""
-
-
-class TrainerBusy(Exception):
-    """Every child is training and the queue is full: nothing was started (running, waiting: how many)."""
-
-    def __init__(self, running: int, waiting: int):
-        super().__init__(f"{running} runs training, {waiting} waiting")
-        self.running, self.waiting = running, waiting
 
 
 @dataclass(frozen=True)
@@ -65,8 +55,8 @@ def _train(config, seed, every, progress, keep_snapshots):
 class Trainer:
     """Runs trained in child processes, at most `limit` at once; the others queue (first come, first served)."""
 
-    def __init__(self, limit: int = LIMIT, fit=_train, max_waiting: int = MAX_WAITING):
-        self.limit, self.max_waiting = limit, max_waiting
+    def __init__(self, limit: int = LIMIT, fit=_train):
+        self.limit = limit
         self._fit = fit  # (config, seed, every, progress, keep_snapshots) -> Run; picklable (a module's function)
         self._changed = threading.Condition()
         self._waiting: deque = deque()
@@ -81,8 +71,8 @@ class Trainer:
     def train(self, config, seed: int, every: int = 25, progress=None, queued=None, keep_snapshots: bool = True,
               stats: dict | None = None):
         """-> the Run of (config, seed), trained in a child. progress(step) and queued(ahead) are called in this
-        thread; if either raises, the child is killed and the error goes on. Raises TrainerBusy at once when
-        `limit` children train and `max_waiting` runs wait already. stats (if given) gets the child's CPU
+        thread; if either raises, the child is killed and the error goes on. Never refused: a run past `limit`
+        waits its turn, told its place through queued(ahead) at once and while it waits. stats (if given) gets the child's CPU
         seconds, its peak and private memory (kB) and the pickled Run's size."""
         self._take_a_place(queued)
         try:
@@ -95,8 +85,6 @@ class Trainer:
     def _take_a_place(self, queued) -> None:
         ticket = object()
         with self._changed:
-            if self._running >= self.limit and len(self._waiting) >= self.max_waiting:
-                raise TrainerBusy(self._running, len(self._waiting))
             self._waiting.append(ticket)
         try:
             while True:
