@@ -1,5 +1,5 @@
 """A small GGUF reader: the header, the metadata, the tensor index, each tensor's bytes memory-mapped, and NumPy
-dequantizers for the types SmolLM2's file holds (F32, F16, Q8_0, Q4_1).
+dequantizers for the types SmolLM2's and Gemma 3's files hold (F32, F16, Q8_0, Q4_1, Q5_0, Q4_K, Q6_K).
 
     file = read_gguf(path)                      # GGUFFile: version, metadata {key: value}, tensors {name: TensorInfo}
     raw = tensor_bytes(file, "blk.0.attn_q.weight")          # (rows, bytes per row) uint8, read-only, mapped
@@ -29,7 +29,8 @@ SCALARS = {0: np.dtype("<u1"), 1: np.dtype("<i1"), 2: np.dtype("<u2"), 3: np.dty
            5: np.dtype("<i4"), 6: np.dtype("<f4"), 7: np.dtype("?"), 10: np.dtype("<u8"), 11: np.dtype("<i8"),
            12: np.dtype("<f8")}
 # ggml tensor type -> (name, numbers per block, bytes per block)
-TENSOR_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 3: ("Q4_1", 32, 20), 8: ("Q8_0", 32, 34)}
+TENSOR_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 8: ("Q8_0", 32, 34),
+                12: ("Q4_K", 256, 144), 14: ("Q6_K", 256, 210)}
 _U32, _U64 = struct.Struct("<I"), struct.Struct("<Q")
 
 
@@ -171,7 +172,8 @@ def tensor_bytes(file: GGUFFile, name: str) -> np.ndarray:
 def dequantize(raw: np.ndarray, type_id: int, row_length: int, out: np.ndarray | None = None) -> np.ndarray:
     """raw: (rows, bytes per row) uint8 of ggml type `type_id` -> (rows, row_length) float32, into `out` if given.
 
-    The same float32 operations as gguf.quants (so the same bits): Q8_0 x = q * d; Q4_1 x = d * q + m, in that order.
+    The same float32 operations as gguf.quants (so the same bits): Q8_0 x = q * d; Q4_1 x = d * q + m; Q5_0
+    x = d * q; Q4_K x = (d * scale) * q - dmin * min; Q6_K x = (d * scale) * q, in that order.
     """
     rows = raw.shape[0]
     out = np.empty((rows, row_length), dtype=np.float32) if out is None else out
@@ -183,9 +185,15 @@ def dequantize(raw: np.ndarray, type_id: int, row_length: int, out: np.ndarray |
         return out
     blocks = raw.reshape(rows, row_length // block, block_bytes)
     values = out.reshape(rows, row_length // block, block)
+    if kind in _K_QUANTS:
+        _K_QUANTS[kind](blocks, values)
+        return out
     scale = blocks[..., 0:2].view("<f2").astype(np.float32)  # (rows, blocks, 1)
     if kind == "Q8_0":  # per block: float16 d, then 32 int8
         np.multiply(blocks[..., 2:].view(np.int8), scale, out=values)  # int8 -> float32 is exact, then one rounding
+        return out
+    if kind == "Q5_0":
+        _q5_0(blocks, scale, values)
         return out
     # Q4_1, per block: float16 d, float16 m, 16 bytes: the low nibbles are numbers 0-15, the high nibbles 16-31
     minimum = blocks[..., 2:4].view("<f2").astype(np.float32)
@@ -195,3 +203,58 @@ def dequantize(raw: np.ndarray, type_id: int, row_length: int, out: np.ndarray |
     values *= scale
     values += minimum
     return out
+
+
+def _q5_0(blocks: np.ndarray, scale: np.ndarray, values: np.ndarray) -> None:
+    """Q5_0, per block of 32: float16 d, 4 bytes of fifth bits (bit j for number j), 16 bytes of nibbles (low:
+    numbers 0-15, high: 16-31); x = d * (nibble | fifth bit << 4 - 16)."""
+    fifth_bits = blocks[..., 2:6].copy().view("<u4")  # (rows, blocks, 1); copied: a view at byte 2 is unaligned
+    fifth = (fifth_bits >> np.arange(32, dtype=np.uint32)) & 1  # (rows, blocks, 32)
+    packed = blocks[..., 6:]
+    nibbles = np.concatenate([packed & 0x0F, packed >> 4], axis=-1)  # (rows, blocks, 32)
+    q = (nibbles | (fifth.astype(np.uint8) << 4)).astype(np.int8) - np.int8(16)
+    np.multiply(scale, q, out=values, casting="unsafe")
+
+
+def _q4_k_scales(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """packed: (..., 12) uint8 -> (scales, mins) (..., 8) uint8, six bits each: sub-blocks 0-3 in the low six bits
+    of bytes 0-3 (scales) and 4-7 (mins); sub-blocks 4-7 from the nibbles of bytes 8-11 and the top two bits of 0-7."""
+    d, m, low = packed[..., 0:4], packed[..., 4:8], packed[..., 8:12]
+    scales = np.concatenate([d & 0x3F, (low & 0x0F) | ((d >> 2) & 0x30)], axis=-1)
+    mins = np.concatenate([m & 0x3F, (low >> 4) | ((m >> 2) & 0x30)], axis=-1)
+    return scales, mins
+
+
+def _q4_k(blocks: np.ndarray, values: np.ndarray) -> None:
+    """Q4_K, per super-block of 256: float16 d, float16 dmin, 12 bytes of six-bit scales and mins (8 sub-blocks of
+    32), 128 bytes of nibbles: bytes 32c..32c+31 hold sub-block 2c (low nibbles) and 2c + 1 (high nibbles)."""
+    d = blocks[..., 0:2].view("<f2").astype(np.float32)  # (rows, blocks, 1)
+    dmin = blocks[..., 2:4].view("<f2").astype(np.float32)
+    scales, mins = _q4_k_scales(blocks[..., 4:16])
+    step = (d * scales.astype(np.float32))[..., None]  # (rows, blocks, 8, 1)
+    offset = (dmin * mins.astype(np.float32))[..., None]
+    packed = blocks[..., 16:].reshape(*blocks.shape[:-1], 4, 1, 32)
+    q = ((packed >> np.array([0, 4], dtype=np.uint8)[:, None]) & 0x0F).reshape(*blocks.shape[:-1], 8, 32)
+    sub_blocks = values.reshape(*values.shape[:-1], 8, 32)
+    np.multiply(step, q, out=sub_blocks, casting="unsafe")
+    sub_blocks -= offset
+
+
+def _q6_k(blocks: np.ndarray, values: np.ndarray) -> None:
+    """Q6_K, per super-block of 256: 128 bytes of low nibbles, 64 bytes of high bit pairs, 16 int8 scales (one per
+    16 numbers), float16 d; x = (d * scale) * (low | high << 4 - 32). Half h (128 numbers) takes low nibbles from
+    bytes 64h.. (groups of 32: bytes 0-31 low, 32-63 low, 0-31 high, 32-63 high) and bit pairs 0, 2, 4, 6 of bytes
+    32h..32h+31."""
+    lead = blocks.shape[:-1]
+    low = blocks[..., 0:128].reshape(*lead, 2, 1, 64) >> np.array([0, 4], dtype=np.uint8)[:, None]
+    low = (low & 0x0F).reshape(*lead, 8, 32)
+    high = blocks[..., 128:192].reshape(*lead, 2, 1, 32) >> np.array([0, 2, 4, 6], dtype=np.uint8)[:, None]
+    high = (high & 0x03).reshape(*lead, 8, 32)
+    q = ((low | (high << 4)).astype(np.int8) - np.int8(32)).reshape(*lead, 16, 16)
+    scales = blocks[..., 192:208].view(np.int8).astype(np.float32)  # (rows, blocks, 16)
+    d = blocks[..., 208:210].view("<f2").astype(np.float32)  # (rows, blocks, 1)
+    step = (d * scales)[..., None]  # (rows, blocks, 16, 1)
+    np.multiply(step, q, out=values.reshape(*lead, 16, 16), casting="unsafe")
+
+
+_K_QUANTS = {"Q4_K": _q4_k, "Q6_K": _q6_k}
