@@ -109,6 +109,17 @@ MUTATIONS = [
              (('head=f"L{s.picked[0]}H{s.picked[1]}"', 'head=f"L{s.picked[1]}H{s.picked[0]}"'),)),
     Mutation("lesson 9: the sink sentence gives the trained share for the untrained copy", "gpt", "ui/gpt/circuits.py",
              (('untrained=f"{float(control.mean()):.0%}"', 'untrained=f"{share:.0%}"'),)),
+    Mutation("lesson 11: ja labels 繰り返された and 繰り返されていない swapped", "tiny_gpt", "locales/ja/tiny_gpt.toml",
+             (('\nrepeated = "繰り返されたトークン"', '\nrepeated = "繰り返されていないトークン"'),
+              ('\nunrepeated = "繰り返されていないトークン"', '\nunrepeated = "繰り返されたトークン"'))),
+    Mutation("lesson 11: the data sentence counts the vocabulary, not the sequence's tokens", "tiny_gpt",
+             "ui/tiny_gpt/sections.py", (("period=int(seqs.period[i]), n=len(labels),",
+                                          "period=int(seqs.period[i]), n=config.vocab,"),)),
+    Mutation("lesson 11: the curve question graded 'plateau' whenever a head formed", "tiny_gpt",
+             "ui/tiny_gpt/sections.py", (("return 2 if flat is not None and flat.length >= PLATEAU_STEPS else 1",
+                                          "return 2"),)),
+    Mutation("lesson 11: the summary's one-layer loss taken from the two-layer run", "summary_tiny_gpt", "ui/summary.py",
+             (('one=f"{one.loss_repeated[-1]:.2f}"', 'one=f"{two.loss_repeated[-1]:.2f}"'),)),
 ]
 
 

@@ -21,7 +21,7 @@ from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 
 pytestmark = pytest.mark.pages
 
-CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt", "heads")  # in lesson order
+CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt", "heads", "tiny_gpt")  # in lesson order
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -25,7 +25,7 @@ from ui.scaling import TABLE_SEED as SCALING_TABLE_SEED
 pytestmark = pytest.mark.pages
 
 PAGE = "summary"
-CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt", "heads")  # in lesson order
+CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove", "gpt", "heads", "tiny_gpt")  # in lesson order
 FURTHER = ("self_attention", "transformer", "pretrained")  # multi-head (3), positional encoding + FFN (7), lesson 8
 
 

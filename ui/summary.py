@@ -43,8 +43,9 @@ LESSON_FILES = {
     "rnn": "lessons/rnn.py", "qkv": "lessons/qkv.py", "self_attention": "lessons/self_attention.py",
     "scaling": "lessons/scaling.py", "causal": "lessons/causal.py", "glove": "lessons/glove.py",
     "transformer": "lessons/transformer.py", "pretrained": "lessons/pretrained.py", "gpt": "lessons/gpt.py",
-    "heads": "lessons/heads.py",
+    "heads": "lessons/heads.py", "tiny_gpt": "lessons/tiny_gpt.py",
 }
+TINY_GPT_SEED = 0  # lesson 11's default seed
 HEADS_K = 8  # the summary's switch-off claim: the top 8 induction heads (lesson 10's headline k)
 CLAIMS = ("rnn", "qkv", "self_attention", "scaling", "causal", "glove")  # the claims in lesson order: each names its lesson
 FURTHER = ("self_attention", "transformer", "pretrained")  # the step further: multi-head, PE + FFN, a trained model
@@ -352,3 +353,29 @@ def section_heads(t: Translator) -> None:
         ablation_band, a.ks, a.random_zero, series, levels, title=t(f"{S}.fig_heads"),
         random_label=t("heads.series_random", draws=a.random_zero.shape[1]), k_label=t("heads.k_label"),
         value_label=t("heads.loss_label")), key="summary_heads"))
+
+
+def section_tiny_gpt(t: Translator) -> None:
+    """Lesson 11's claim: the tiny GPT at its defaults (seed 0) forms an induction head during training, and one layer
+    trained as long does not. Both runs are offered runs, kept on disk by the builds (trained here only if missing)."""
+    from dataclasses import replace
+
+    from charts.tiny_gpt import step_lines
+    from ui.tiny_gpt.runs import DEFAULT, evaluation, formed_at, get_run
+    from ui.tiny_gpt.sections import describe_run
+
+    one_config = replace(DEFAULT, n_layer=1)
+    two = get_run(t, DEFAULT, TINY_GPT_SEED, describe_run(t, DEFAULT, TINY_GPT_SEED))
+    one = get_run(t, one_config, TINY_GPT_SEED, describe_run(t, one_config, TINY_GPT_SEED))
+    _, bound = evaluation(DEFAULT)
+    step = formed_at(two)
+    formed = t("tiny_gpt.never") if step is None else t("tiny_gpt.at_step", step=f"{step:,}")
+    prev = two.previous_token[-1, 0]
+    text = t(f"{S}.claim_tiny_gpt", steps=f"{DEFAULT.steps:,}", start=f"{two.loss_repeated[0]:.2f}",
+             end=f"{two.loss_repeated[-1]:.2f}", formed=formed, seed=TINY_GPT_SEED, prev=f"{prev.max():.2f}",
+             one=f"{one.loss_repeated[-1]:.2f}", bound=f"{bound:.2f}")
+    claim(t, Claim("tiny_gpt", text), lambda: show_plotly(figure_spec(
+        step_lines, two.steps, {t("tiny_gpt.two_layers"): two.loss_repeated, t("tiny_gpt.one_layer"): one.loss_repeated},
+        title=t(f"{S}.fig_tiny_gpt"), step_label=t("tiny_gpt.step"), value_label=t("tiny_gpt.loss_nats"),
+        reference=bound, reference_label=t("tiny_gpt.plateau_label", value=f"{bound:.2f}"), marker=step,
+        marker_label=t("tiny_gpt.formed_label") if step is not None else ""), key="summary_tiny_gpt"))

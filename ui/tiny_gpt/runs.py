@@ -1,11 +1,12 @@
-"""Watch a head form: the runs, shared by every session. The settings the page offers (every choice of its controls,
-layers 1-2 x heads 1-2 x the five learning rates, at seeds 0-2, and, without snapshots, the seeds of the seed section) are trained once per
-machine and kept on disk (attention_core.tiny_gpt.store); any other setting is the learner's own run, trained when they
-press the button and kept in memory. Either way one run per setting at a time (single flight): a second session asking
-for a run in progress follows its progress bar. A run trains in a child process (worker.py: at a lower CPU priority, a
-few at a time per server process, the others queued with their place shown, never refused), watched from the script thread of the session that started it,
-so a learner who leaves (another page, a closed tab, a changed control) stops it at its next progress update: the
-child is killed at once, no process is left running and nothing half-done is kept.
+"""Watch a head form: the runs, shared by every session. The settings the page offers (every choice of its
+controls, layers 1-2 x heads 1-2 x the five learning rates, at seeds 0-2, and, without snapshots, the seeds of the
+seed section) are trained once per machine and kept on disk (attention_core.tiny_gpt.store); any other setting is the
+learner's own run, trained when they press the button and kept in memory. Either way one run per setting at a time
+(single flight): a second session asking for a run in progress follows its progress bar. A run trains in a child
+process (worker.py: at a lower CPU priority, a few at a time per server process, the others queued with their place
+shown, never refused), watched from the script thread of the session that started it, so a learner who leaves
+(another page, a closed tab, a changed control) stops it at its next progress update: the child is killed at once, no
+process is left running and nothing half-done is kept.
 """
 
 from __future__ import annotations

@@ -72,8 +72,8 @@ class Trainer:
               stats: dict | None = None):
         """-> the Run of (config, seed), trained in a child. progress(step) and queued(ahead) are called in this
         thread; if either raises, the child is killed and the error goes on. Never refused: a run past `limit`
-        waits its turn, told its place through queued(ahead) at once and while it waits. stats (if given) gets the child's CPU
-        seconds, its peak and private memory (kB) and the pickled Run's size."""
+        waits its turn, told its place through queued(ahead) at once and while it waits. stats (if given) gets the
+        child's CPU seconds, its peak and private memory (kB) and the pickled Run's size."""
         self._take_a_place(queued)
         try:
             return self._in_child(config, seed, every, keep_snapshots, progress, stats)
