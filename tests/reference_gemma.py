@@ -1,0 +1,113 @@
+"""A separately written Gemma 3 forward pass in float64, the reference for attention_core.gemma.
+
+Shares no code with it: the tensors come straight from the GGUF through the `gguf` package (its reader and its own
+dequantizers, gguf.quants), in Hugging Face's (out, in) orientation; every query head is its own loop iteration with
+its key/value head chosen as head // (heads / kv_heads); every softmax row is its own loop, the window and the causal
+rule written as the list of keys a query sees. Slow, and plain. Follows transformers' Gemma3 modelling: the
+embedding times sqrt(d) (rounded to float32), RMSNorm with gains 1 + w (the GGUF stores 1 + w), QK-norm before
+rotate-half RoPE, scores times head_dim^-0.5, a post-norm on each block's output, GeGLU with the tanh GELU.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class GGUFTensors:
+    """GGUF file -> name -> float64 array (out, in), dequantized by the gguf package on each access (the embedding
+    is kept once, float32: 671 MB; in float64 it would be twice that)."""
+
+    def __init__(self, path):
+        import gguf
+
+        self._gguf = gguf
+        self.raw = {tensor.name: tensor for tensor in gguf.GGUFReader(path).tensors}
+        self._embedding = None
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name == "token_embd.weight":
+            if self._embedding is None:
+                self._embedding = self._values(name, np.float32)
+            return self._embedding
+        return self._values(name, np.float64)
+
+    def _values(self, name: str, dtype) -> np.ndarray:
+        tensor = self.raw[name]
+        shape = tuple(reversed([int(s) for s in tensor.shape]))  # ggml order is (in, out)
+        values = self._gguf.quants.dequantize(tensor.data, tensor.tensor_type)
+        return np.asarray(values, dtype=dtype).reshape(shape)
+
+
+def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    """x: (n, k) -> each row over its root mean square, times the gain (already 1 + w in the file)."""
+    out = np.empty_like(x)
+    for row in range(x.shape[0]):
+        out[row] = x[row] / math.sqrt(float(np.dot(x[row], x[row])) / x.shape[1] + eps) * gain
+    return out
+
+
+def rotate_half_rope(x: np.ndarray, base: float) -> np.ndarray:
+    """x: (n, hd) one head's rows at positions 0..n-1 -> x * cos + rotate_half(x) * sin (Hugging Face's form)."""
+    n, hd = x.shape
+    inverse = np.array([1.0 / base ** (2 * i / hd) for i in range(hd // 2)])
+    angles = np.outer(np.arange(n, dtype=np.float64), inverse)
+    cos = np.concatenate([np.cos(angles)] * 2, axis=1)
+    sin = np.concatenate([np.sin(angles)] * 2, axis=1)
+    rotated = np.concatenate([-x[:, hd // 2:], x[:, :hd // 2]], axis=1)
+    return x * cos + rotated * sin
+
+
+def softmax_row(scores: np.ndarray, keys: list[int]) -> np.ndarray:
+    """One row of scores, the keys the query may see -> weights: exp(s - max) / sum over them, 0 elsewhere."""
+    row = np.zeros_like(scores)
+    visible = scores[keys]
+    e = np.exp(visible - visible.max())
+    row[keys] = e / e.sum()
+    return row
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def forward(tensors, ids, n_layer: int = 18, heads: int = 4, kv_heads: int = 1, head_dim: int = 256,
+            window: int = 512, global_layers=(5, 11, 17), local_base: float = 10_000.0,
+            global_base: float = 1_000_000.0, eps: float = 1e-6, logit_rows=None) -> tuple[np.ndarray, np.ndarray]:
+    """ids: (n,) -> logits (len(logit_rows), V) for the rows asked (default: every row), attention
+    (n_layer, heads, n, n); float64. A local layer's query i sees keys max(0, i - window + 1)..i; a global one 0..i."""
+    embedding = tensors["token_embd.weight"]
+    x = embedding[np.asarray(ids)].astype(np.float64) * float(np.float32(math.sqrt(embedding.shape[1])))
+    n = x.shape[0]
+    maps = np.zeros((n_layer, heads, n, n))
+    for layer in range(n_layer):
+        w = {key: tensors[f"blk.{layer}.{key}.weight"] for key in
+             ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_q_norm", "attn_k_norm", "attn_output",
+              "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "post_ffw_norm")}
+        is_global = layer in global_layers
+        base = global_base if is_global else local_base
+        h = rms_norm(x, w["attn_norm"], eps)
+        q, k, v = h @ w["attn_q"].T, h @ w["attn_k"].T, h @ w["attn_v"].T
+        concat = np.zeros((n, heads * head_dim))
+        for head in range(heads):
+            shared = head // (heads // kv_heads)
+            qh = rotate_half_rope(rms_norm(q[:, head * head_dim:(head + 1) * head_dim], w["attn_q_norm"], eps), base)
+            kh = rotate_half_rope(rms_norm(k[:, shared * head_dim:(shared + 1) * head_dim], w["attn_k_norm"], eps),
+                                  base)
+            vh = v[:, shared * head_dim:(shared + 1) * head_dim]
+            scores = qh @ kh.T * head_dim ** -0.5
+            for i in range(n):
+                first = 0 if is_global else max(0, i - window + 1)
+                maps[layer, head, i] = softmax_row(scores[i], list(range(first, i + 1)))
+            concat[:, head * head_dim:(head + 1) * head_dim] = maps[layer, head] @ vh
+        x = x + rms_norm(concat @ w["attn_output"].T, w["post_attention_norm"], eps)
+        h = rms_norm(x, w["ffn_norm"], eps)
+        mlp = (gelu_tanh(h @ w["ffn_gate"].T) * (h @ w["ffn_up"].T)) @ w["ffn_down"].T
+        x = x + rms_norm(mlp, w["post_ffw_norm"], eps)
+    rows = range(n) if logit_rows is None else logit_rows
+    final = rms_norm(x[list(rows)], tensors["output_norm.weight"], eps)
+    logits = np.empty((final.shape[0], embedding.shape[0]))
+    for start in range(0, embedding.shape[0], 16384):  # the table in float64 a slice at a time
+        logits[:, start:start + 16384] = final @ embedding[start:start + 16384].astype(np.float64).T
+    return logits, maps
