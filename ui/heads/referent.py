@@ -11,18 +11,18 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import streamlit as st
 
 from attention_core.gpt_studies import referent_study as rs
-from attention_core.smollm2.weights import gguf_path
 from attention_core.presets import read_preset
 from charts.heads import interval_bars
 from charts.transformer import feature_heatmap
 from ui.gpt.page import texts as lesson9_texts  # the famous sentence, its words and its question: lesson 9's
-from ui.heads.study import BAND_WAIT, STUDY_VERSION, head_label, model, shown_token, stored
+from ui.heads.study import BAND_WAIT, STUDY_SOURCES, head_label, model, shown_token, stored, stored_folder
 from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
@@ -30,7 +30,8 @@ from ui.heads.sections import f2, joined, pct  # the lesson's number style
 from ui.shared.startup import register_startup, registered
 
 S = "heads_referent"
-NAME = "referent-r1"  # its disk folder's name (with the model's hash and STUDY_VERSION): bump when the result changes
+NAME = "referent"  # its disk folder's name (with the model's hash and its sources' digest, REFERENT_SOURCES)
+REFERENT_SOURCES = (rs, *STUDY_SOURCES, Path(__file__), Path(__file__).resolve().parents[2] / "data" / "gpt.toml")
 SHOWN_K = 10  # the picked heads patched together in the headline sentence
 HALF = 0.5  # "carries the difference": at least half the gap restored from that one place
 
@@ -148,15 +149,13 @@ def _compute_study() -> ReferentResult:
     if not _on_disk():
         STATUS("waiting")
         _after_earlier_work()
-    asked, second, patching = stored(NAME, runs)
+    asked, second, patching = stored(NAME, runs, REFERENT_SOURCES)
     return ReferentResult(data, asked, second, patching, tuple(int(i) for i in asked_ids[second9[0]]))
 
 
 def _on_disk() -> bool:
     """Whether stored(NAME, ...) will read its result rather than compute it (its folder as study.stored names it)."""
-    from attention_core.gpt.float_cache import default_cache_root, file_sha256
-
-    return (default_cache_root() / f"heads-{NAME}-{file_sha256(gguf_path())[:16]}-{STUDY_VERSION}").is_dir()
+    return stored_folder(NAME, REFERENT_SOURCES).is_dir()
 
 
 def _after_earlier_work() -> None:

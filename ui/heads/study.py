@@ -7,12 +7,13 @@ Start-up work (registered after lesson 9's, so it never delays another lesson's 
   copy) and the sink on ordinary sentences;
 - BAND: the induction heads switched off against RANDOM_DRAWS random k-head sets, and every head alone switched off
   (hundreds of runs: minutes of CPU the first time the machine serves the lesson, then read from disk).
-Each disk folder is keyed by the model file's SHA-256 and STUDY_VERSION and written atomically (weights.built_once).
+Each disk folder is keyed by the model file's SHA-256 and by the source files that compute it (disk_cache.result_path,
+as lessons 9 and 11 key theirs: an edited study is computed again, never read stale) and written atomically
+(float_cache.built_once).
 """
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import threading
 import time
@@ -24,7 +25,10 @@ import streamlit as st
 
 from attention_core.gpt_studies import causal_study as cs
 from attention_core.gpt_studies import heads as head_scores
-from attention_core.gpt.float_cache import built_once, default_cache_root, file_sha256
+from attention_core.gpt.disk_cache import result_path, weights_digest
+from attention_core.gpt.float_cache import built_once
+from attention_core.gpt_studies import ordinary_text
+from attention_core.smollm2 import interventions, model as gpt_model, tokenizer as gpt_tokenizer
 from attention_core.smollm2.weights import GPTUnavailable
 from attention_core.presets import bilingual, read_preset
 from ui.gpt.page import INSTALL_COMMAND, model, shown_token, untrained  # lesson 9's model, its untrained copy
@@ -35,7 +39,6 @@ from ui.shared.startup import register_startup
 S = "heads"
 SEQUENCES = 8  # repeated random sequences in each set (picking, scoring), as lesson 9
 PERIOD = 20  # random tokens per copy
-STUDY_VERSION = "v1"  # part of the disk folders' names: bump it when a stored result's layout or method changes
 MAX_PROMPT_TOKENS = 64  # the lens reads the learner's prompt up to this length
 MAX_NAME_TOKENS = 12
 ALL_HEADS = [(layer, head) for layer in range(30) for head in range(9)]
@@ -100,12 +103,24 @@ def head_label(head) -> str:
 
 # ---------------------------------------------------------------- stored on disk beside the GPT's cache
 
-def stored(name: str, compute):
-    """-> compute()'s result, kept in <cache root>/heads-<name>-<model sha>-<STUDY_VERSION>/result.pkl (built once,
-    renamed into place whole); computed without storing when no folder is writable."""
+_ROOT = Path(__file__).resolve().parents[2]
+# the code and data that make the stored results: an edit of any of them computes them again
+STUDY_SOURCES = (cs, head_scores, interventions, gpt_model, gpt_tokenizer, Path(__file__), _ROOT / "data" / "heads.toml")
+DEFAULTS_SOURCES = (*STUDY_SOURCES, ordinary_text, _ROOT / "ui" / "heads" / "ordinary.py",
+                    _ROOT / "data" / "heads_ordinary.toml")
+
+
+def stored_folder(name: str, sources=STUDY_SOURCES) -> Path:
+    """-> the folder of stored result `name`: <results of these weights>/heads-<name>-<digest of the sources>."""
     from attention_core.smollm2.weights import gguf_path
 
-    final = default_cache_root() / f"heads-{name}-{file_sha256(gguf_path())[:16]}-{STUDY_VERSION}"
+    return result_path(f"heads-{name}", {}, weights_digest(gguf_path()), sources).with_suffix("")
+
+
+def stored(name: str, compute, sources=STUDY_SOURCES):
+    """-> compute()'s result, kept in stored_folder(name, sources)/result.pkl (built once, renamed into place whole);
+    computed without storing when no folder is writable."""
+    final = stored_folder(name, sources)
     box = {}
 
     def write(folder: Path) -> None:
@@ -273,22 +288,6 @@ def own_choices(band: Band) -> dict[int, tuple]:
     return {k: tuple(sorted(ranked[:k])) for k in OWN_KS}
 
 
-_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _code_digest() -> str:
-    """-> a digest of the code and data that make the stored defaults (an edit computes them again, never stale)."""
-    from attention_core.smollm2 import interventions, model as gpt_model, tokenizer
-    from attention_core.gpt_studies import ordinary_text  # noqa: PLC0415
-
-    digest = hashlib.sha256()
-    for file in (cs.__file__, interventions.__file__, gpt_model.__file__, ordinary_text.__file__, tokenizer.__file__,
-                 __file__, _ROOT / "ui" / "heads" / "ordinary.py", _ROOT / "data" / "heads.toml",
-                 _ROOT / "data" / "heads_ordinary.toml"):
-        digest.update(Path(file).read_bytes())
-    return digest.hexdigest()[:12]
-
-
 def compute_defaults() -> dict:
     """-> {call: value} for what a learner sees before typing anything: their own heads at every OWN_KS (zero and
     mean) with the default name, the lens on each preset prompt, each built-in paragraph read by the induction head.
@@ -314,7 +313,7 @@ def compute_defaults() -> dict:
                                                                                    head)
         return found
 
-    return stored(f"defaults-{_code_digest()}", compute)
+    return stored("defaults", compute, DEFAULTS_SOURCES)
 
 
 DEFAULTS = register_startup("heads-defaults", compute_defaults)
