@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """One-command entry points for a fresh machine (Python 3.11+ only; no system pip needed).
 
-    python3 dev.py run     create/reuse .venv, install requirements.txt, build the GPT lesson's float32 weights if
-                           missing (a few seconds, once), start the app
+    python3 dev.py run     create/reuse .venv, install requirements.txt, prepare what a class needs (the GPT's
+                           float32 weights, lessons 9-11's fixed results: minutes once per machine, seconds after,
+                           the same step as `dev.py test`), then start the app
     python3 dev.py test    create/reuse .venv, install requirements-dev.txt, run the whole test suite (CI's command)
     python3 dev.py test --fast   the inner loop: core, charts, every page once per language, the page-seam tests,
                            a small hypothesis budget; no browser, no matrices, no per-lesson AppTest suites (markers:
@@ -17,6 +18,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -103,7 +105,8 @@ def main(argv: list[str]) -> int:
     command, rest = (argv[0] if argv else "help"), argv[1:]
     if command == "run":
         ensure_env("requirements.txt")
-        prebuild_gpt_weights()
+        prebuild_gpt_weights()  # its one line first: the weights every later step reads
+        build_gpt_caches(check=False)  # before the server: no first visitor computes them, nor races a start-up
         return subprocess.call([str(PYTHON), "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), *rest], cwd=ROOT)
     if command == "test":
         fast = "--fast" in rest
