@@ -4,6 +4,7 @@ long it took), and a failure there never stops the app from starting (attention_
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 from pathlib import Path
 
@@ -49,15 +50,30 @@ def commands_of_run(dev, monkeypatch, prebuild_fails: bool) -> list[list[str]]:
 
 
 def test_run_builds_the_weights_before_it_starts_the_server(dev, monkeypatch):
-    prebuild, server = commands_of_run(dev, monkeypatch, prebuild_fails=False)
+    prebuild, _, server = commands_of_run(dev, monkeypatch, prebuild_fails=False)
     assert prebuild[1:] == ["-m", "attention_core.smollm2.prebuild"]
     assert server[1:4] == ["-m", "streamlit", "run"] and server[-1] == "--server.port=9999"
 
 
 def test_run_starts_the_server_when_the_build_cannot_even_start(dev, monkeypatch, capsys):
-    prebuild, server = commands_of_run(dev, monkeypatch, prebuild_fails=True)
+    prebuild, build, server = commands_of_run(dev, monkeypatch, prebuild_fails=True)
     assert server[1:4] == ["-m", "streamlit", "run"]
-    assert "the page builds them at its first visit" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "the page builds them at its first visit" in out and "the pages compute them at their first visit" in out
+
+
+def test_run_prepares_what_the_tests_prepare_before_the_server_starts(dev, monkeypatch, capsys):
+    """Issue 40 item 19: `dev.py run` built only the weights; a class then met lesson 10's band, lesson 9's results
+    and lesson 11's runs computed inside students' runs. The main command runs the tests' build step, says what it
+    does and how long it took, and starts the server after it."""
+    prebuild, build, server = commands_of_run(dev, monkeypatch, prebuild_fails=False)
+    assert build[1:] == ["-c", dev.BUILD_GPT_CACHES]
+    for step in ("store_offered_runs()", "store_results()", "BAND.result()", "DEFAULTS.result()", "REFERENT.result()"):
+        assert step in dev.BUILD_GPT_CACHES
+    out = capsys.readouterr().out
+    assert "preparing what a class needs" in out and "lesson 10's random-head band" in out
+    assert re.search(r"the class's results are ready \(\d+\.\d s\)", out)
+    assert server[1:4] == ["-m", "streamlit", "run"]  # (the last command: after the build)
 
 
 @needs_model
