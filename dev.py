@@ -84,10 +84,23 @@ except Exception as missing:  # Gemma's packages absent: its tests skip, its pag
 """
 
 
-def build_gpt_caches() -> None:
-    """The GPT's float32 caches (its weights, its untrained copy), built once as the Dockerfile does (10-30 s on a
-    fresh machine, nothing after): the tests then never wait for a build, nor race a server's start-up building it."""
-    subprocess.run([str(PYTHON), "-c", BUILD_GPT_CACHES], cwd=ROOT, check=True)
+def build_gpt_caches(check: bool = True) -> None:
+    """What a class needs, built once as the Dockerfile does (minutes on a fresh machine, seconds after): the GPT's
+    float32 caches, lesson 9's results, lesson 10's band, defaults and referent study, lesson 11's offered runs. The
+    tests and the server then never wait for a build, nor race a start-up building it. Says what it does and how long
+    it took."""
+    print("preparing what a class needs: the GPT's float32 weights, lesson 9's results, lesson 10's random-head band,"
+          " defaults and referent study, lesson 11's offered runs (minutes once per machine, seconds after)",
+          flush=True)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([str(PYTHON), "-c", BUILD_GPT_CACHES], cwd=ROOT, check=check)
+        outcome = "ready" if done.returncode == 0 else f"not all built (exit code {done.returncode})"
+    except OSError as exc:  # (only when check is False: `dev.py run` starts the app anyway, the pages compute them)
+        if check:
+            raise
+        outcome = f"not built ({exc}); the pages compute them at their first visit"
+    print(f"the class's results are {outcome} ({time.perf_counter() - start:.1f} s)", flush=True)
 
 
 def prebuild_gpt_weights() -> None:
