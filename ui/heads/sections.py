@@ -9,6 +9,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core.gpt_studies import causal_study as cs
+from attention_core.gpt_studies import head_effects as he
 from attention_core.measure import head_stats
 from charts.gpt import grouped_bars
 from charts.heads import ablation_band, head_scatter, interval_bars, rank_by_layer
@@ -25,6 +26,9 @@ SHOWN_K = 8  # the k the first question and the headline sentence are about
 TOP_K_DEFAULT = 4
 SINK_WEIGHT = 0.5  # a head putting more than half its weight on position 0 counts as a sink head
 NO_EFFECT = 0.05  # nats: a head whose removal moves the loss less than this "does nothing here"
+EARLY_LAYERS = 2  # layers 0-1: heads whose zeroing damages the model in general
+STRONG_INDUCTION = 0.3  # "induction heads" in the effect split (lesson 9's scale)
+PERMUTATIONS = 2000
 
 
 def _explain(t, key: str, **values) -> None:
@@ -107,7 +111,43 @@ def switch_off_section(t, base: Base, band: Band | None) -> None:
     })
     data_table(table, hide_index=True, key="heads_off_table", wrap=True)  # long headers: st.table wraps them
     st.caption(t(f"{S}.off_limits", picking=a.sequences[0], scoring=a.sequences[1], draws=draws.size))
+    high_draws_sentence(t, base, band)
+    writers_section(t, base, band)
     own_heads_section(t, base, band)
+
+
+def high_draws_sentence(t, base: Base, band: Band) -> None:
+    """What the random sets that land high hold, each named by its costliest head (computed from the band)."""
+    found = he.high_draw_holders(band.ablation, band.single, base.composition.previous_head, SHOWN_K, EARLY_LAYERS)
+    kinds = [kind for _, _, kind in found]
+    early = sorted({h for _, h, kind in found if kind == "early"})
+    st.markdown(t(f"{S}.off_high_draws", n=len(found), previous=kinds.count("previous"),
+                  head=head_label(base.composition.previous_head), early=kinds.count("early"),
+                  early_heads=joined(t, [head_label(h) for h in early]) or "—", induction=kinds.count("induction"),
+                  k=SHOWN_K, other=kinds.count("other"), layers=EARLY_LAYERS - 1))
+
+
+@st.cache_resource(show_spinner=False)
+def copied_attribution(_base: Base) -> he.CopiedAttribution:
+    """The scoring set's direct logit attribution of the copied token (one per process: about a second)."""
+    return he.copied_token_attribution(model()[0], _base.scoring.trace, PERIOD)
+
+
+def writers_section(t, base: Base, band: Band) -> None:
+    """Which heads write the copied token (direct logit attribution) beside what switching each off alone costs."""
+    a, dla = band.ablation, copied_attribution(base)
+    top = a.induction_heads[:SHOWN_K]
+    needed = max(top, key=lambda h: band.single[h])
+    writers = cs.top_heads(dla.heads, 3)
+    table = pa.table({t(f"{S}.col_head"): [head_label(h) for h in top],
+                      t(f"{S}.col_alone"): [round(float(band.single[h]), 3) for h in top],
+                      t(f"{S}.col_direct"): [round(float(dla.heads[h]), 3) for h in top]})
+    data_table(table, hide_index=True, key="heads_writers_table")
+    st.markdown(t(f"{S}.writers_numbers", logit=f2(dla.logit), rows=a.sequences[1] * (PERIOD - 1),
+                  sequences=a.sequences[1], k=SHOWN_K, top_sum=f2(float(sum(dla.heads[h] for h in top))),
+                  heads_sum=f2(float(dla.heads.sum())), mlps=f2(float(dla.mlps.sum())), embedding=f2(dla.embedding),
+                  needed=head_label(needed), alone=f2(float(band.single[needed])), term=f2(float(dla.heads[needed])),
+                  writers=joined(t, [f"{head_label(h)} ({f2(float(dla.heads[h]))})" for h in writers])))
 
 
 # ---------------------------------------------------------------- the learner's own heads
@@ -125,7 +165,8 @@ def own_heads_section(t, base: Base, band: Band) -> None:
     else:
         k = url_selectbox(t(f"{S}.own_k"), OWN_KS, "heads_own_k", default=TOP_K_DEFAULT, widget=st.select_slider)
         chosen = own_choices(band)[k]  # (each choice with the default name is computed at start-up, kept on disk)
-    mean = st.toggle(t(f"{S}.own_mean"), key="heads_own_mean", bind="query-params")
+    mean = st.toggle(t(f"{S}.own_mean"), value=True, key="heads_own_mean", bind="query-params")
+    own_why(t, band)
     name = st.text_input(t(f"{S}.own_name"), value=texts().copy_name, max_chars=MAX_CHARS, key="heads_name",
                          bind="query-params").strip()
     losses = own_losses(chosen, mean)
@@ -168,6 +209,19 @@ def own_heads_section(t, base: Base, band: Band) -> None:
     st.caption(t(f"{S}.name_zero_note"))
 
 
+def own_why(t, band: Band) -> None:
+    """Why mean-ablation is the default: the early head whose zeroing alone costs most, against the induction heads."""
+    a = band.ablation
+    early = band.single[:EARLY_LAYERS]
+    layer, head = np.unravel_index(int(np.argmax(early)), early.shape)
+    alone = float(early[layer, head])
+    rises = a.induction_zero.mean(axis=1) - a.clean.mean()
+    matched = [k for k, rise in zip(a.ks, rises) if rise <= alone]
+    k = max(matched) if matched else 0
+    st.caption(t(f"{S}.own_why", head=head_label((layer, head)), alone=f2(alone), k=k,
+                 induction=f2(float(rises[a.ks.index(k)])) if k else "—"))
+
+
 # ---------------------------------------------------------------- a head needs another
 
 def composition_answer(c: cs.Composition) -> int:
@@ -196,6 +250,9 @@ def composition_section(t, base: Base) -> None:
                   controls=len(controls), lowest=f2(float(controls.min())),
                   below=int((controls <= float(c.switched_off.mean())).sum()), sequences=len(c.clean)))
     _explain(t, "comp_meaning", previous=previous, induction=induction)
+    if float(c.key_side.mean()) < float(c.switched_off.mean()):
+        st.markdown(t(f"{S}.comp_direct", previous=previous, induction=induction, keys=f2(stats[2][0]),
+                      off=f2(stats[1][0])))
 
 
 # ---------------------------------------------------------------- reading the layers
@@ -217,9 +274,10 @@ def prompt_picker(t) -> tuple[int, ...] | None:
     return ids
 
 
-def lens_section(t, base: Base, ids: tuple[int, ...] | None) -> None:
+def lens_section(t, base: Base) -> None:
     st.subheader(t(f"{S}.lens_title"))
     _explain(t, "lens_explain")
+    ids = prompt_picker(t)  # the learner's prompt, where it is read (None: the picker said why)
     if ids is None:
         st.caption(t(f"{S}.lens_needs_prompt"))
         return
@@ -264,11 +322,12 @@ def influence_answer(sink: cs.SinkReading) -> int:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def correlations(weight: np.ndarray, induction: np.ndarray, effect: np.ndarray) -> tuple[tuple, tuple]:
-    """(270,) each -> the rank correlations of weight and of induction score with effect (a bootstrap each: computed
-    once, not at every run of the page)."""
+def correlations(weight: np.ndarray, induction: np.ndarray, effect: np.ndarray) -> tuple[tuple, tuple, he.EffectSplit]:
+    """(270,) each -> the rank correlations of weight and of induction score with effect (a bootstrap each), and the
+    effects split by induction score (a permutation baseline): computed once, not at every run of the page."""
     return (head_stats.rank_correlation(weight, effect, cs.RANDOM_SEED, cs.BOOTSTRAP),
-            head_stats.rank_correlation(induction, effect, cs.RANDOM_SEED, cs.BOOTSTRAP))
+            head_stats.rank_correlation(induction, effect, cs.RANDOM_SEED, cs.BOOTSTRAP),
+            he.effect_by_induction(induction, effect, STRONG_INDUCTION, PERMUTATIONS))
 
 
 def influence_section(t, base: Base, band: Band | None) -> None:
@@ -289,7 +348,8 @@ def influence_section(t, base: Base, band: Band | None) -> None:
     st.markdown(t(f"{S}.sink_numbers", share=pct(share), heads=sinks.size, sink_heads=int(sinks.sum()),
                   weight=pct(float(sink.weight[sinks].mean())), norm=pct(float(sink.norm_share[sinks].mean())),
                   ratio=f2(sink.value_ratio), loss=f2(sink.loss), first=f"{sink.loss_without_first - sink.loss:+.2f}",
-                  second=f"{sink.loss_without_second - sink.loss:+.2f}", tokens=sink.tokens, texts=sink.texts))
+                  second=f"{sink.loss_without_second - sink.loss:+.2f}", tokens=sink.tokens, texts=sink.texts,
+                  moved=pct(share)))
     if band is None:
         return
     scoring = base.scoring
@@ -300,11 +360,16 @@ def influence_section(t, base: Base, band: Band | None) -> None:
                             x_label=t(f"{S}.scatter_x"), y_label=t(f"{S}.scatter_y"), highlight=quiet,
                             highlight_label=t(f"{S}.scatter_quiet", limit=NO_EFFECT),
                             other_label=t(f"{S}.scatter_other")), key="heads_sink_scatter")
-    (rho, low, high), (rho_i, low_i, high_i) = correlations(weight, induction, effect)
+    (rho, low, high), (rho_i, low_i, high_i), split = correlations(weight, induction, effect)
     biggest = int(np.argmax(effect))
     st.markdown(t(f"{S}.scatter_numbers", rho=f2(rho), low=f2(low), high=f2(high), rho_i=f2(rho_i), low_i=f2(low_i),
                   high_i=f2(high_i), heads=len(names), quiet=len(quiet), sink_heads=int((weight > SINK_WEIGHT).sum()),
                   limit=NO_EFFECT, examples=joined(t, [names[i] for i in quiet[:5]]) or "—",
                   biggest=names[biggest], biggest_effect=f2(float(effect[biggest])),
-                  biggest_weight=pct(float(weight[biggest])), biggest_induction=f2(float(induction[biggest]))))
+                  biggest_weight=pct(float(weight[biggest])), biggest_induction=f2(float(induction[biggest])),
+                  sentence_sinks=int(sinks.sum())))
+    st.markdown(t(f"{S}.scatter_split", heads=len(names), strong=split.strong, threshold=f2(split.threshold), rest=split.rest,
+                  strong_median=f"{split.strong_median:+.3f}", rest_median=f"{split.rest_median:+.3f}",
+                  difference=f"{split.strong_median - split.rest_median:+.3f}", permutations=f"{PERMUTATIONS:,}",
+                  p95=f"{split.permuted_p95:+.3f}", p=f"{split.p_value:.4f}"))
     st.caption(t(f"{S}.sink_limits"))

@@ -81,8 +81,9 @@ def encode(text: str) -> tuple[int, ...]:
 
 
 def readable_ids(t, text: str, limit: int, empty_key: str, too_long_key: str) -> tuple[int, ...] | None:
-    """-> the text's token ids, or None after a warning: no token at all, or more than ``limit``."""
-    ids = encode(text)
+    """-> the text's token ids, or None after a warning: empty or only whitespace (lesson 9's rule: its prompt_picker),
+    or more than ``limit`` tokens."""
+    ids = encode(text) if text.strip() else ()
     if not ids:
         st.warning(t(empty_key))
         return None
