@@ -42,6 +42,14 @@ with st.sidebar:
     with st.container(key="lang_param", height=1, width=1, border=False):
         st.text_input("lang", value=DEFAULT_LANGUAGE, max_chars=8, key="lang", bind="query-params",
                       label_visibility="collapsed")
+        # A class (ui/shared/classroom.py) lives in the link the same way: its code, the seat, the teacher's key
+        if "_class_started" in st.session_state:  # (a teacher just started one: set before its box is drawn)
+            st.session_state["class"], st.session_state.teacher = st.session_state.pop("_class_started")
+        if st.session_state.get("class") or st.query_params.get("class"):
+            from ui.shared.classroom import ensure_seat
+            ensure_seat()
+        for name in ("class", "seat", "teacher"):
+            st.text_input(name, value="", max_chars=64, key=name, bind="query-params", label_visibility="collapsed")
         touch_probe()  # (the browser says whether its pointer is a finger: an iPad calls itself a Mac)
     st.html("<style>.st-key-lang_param { display: none; }</style>")
     if st.session_state.get("language") != current_lang():  # a link, Back/Forward: the picker follows the URL
@@ -54,6 +62,9 @@ with st.sidebar:
     st.toggle(t("common.presenter"), key="presenter", help=t("common.presenter_help"), bind="query-params")
     st.radio(t("common.export_format"), ["png", "svg"], format_func=str.upper, key="export_format",
              horizontal=True, help=t("common.export_help"))
+    if st.button(t("classroom.start"), help=t("classroom.start_help"), key="class_start") or st.session_state.teacher:
+        from ui.shared.classroom import class_sidebar
+        class_sidebar(t, start=not st.session_state.teacher)
 if st.session_state.presenter:  # fixed markup only (tests/test_bad_input.py checks st.html's arguments)
     st.html(presenter_style())
 else:

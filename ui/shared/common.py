@@ -144,13 +144,22 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
             key=key,
             persist_state="session",
         )
-        if choice is None:
+        held = revealed_in_class = False
+        if st.session_state.get("class"):  # in a class (?class=): only then is the class's code imported
+            from ui.shared.classroom import pooled_question
+            held, revealed_in_class = pooled_question(t, say, section, n_options, key, values, choice)
+        if choice is None and not revealed_in_class:
             st.caption(t("common.predict_hint"))
+            return False
+        if held:  # answered, but the teacher has not revealed it yet
             return False
         gap = "" if t.lang == "ja" else " "  # (Japanese puts no space after 。)
         if callable(answer):
             answer = answer()
-        if choice == answer:
+        if choice is None:  # the teacher revealed a question they did not answer themselves
+            st.info(t("classroom.answer_is", answer=quoted_option(t, say(f"{section}.predict_{answer}")))
+                    + gap + say(f"{section}.predict_why"))
+        elif choice == answer:
             st.success(t("common.predict_right") + gap + say(f"{section}.predict_why"))
         else:
             right = quoted_option(t, say(f"{section}.predict_{answer}"))

@@ -13,7 +13,7 @@ import streamlit as st
 
 from ui.shared.streamlit_compat import history_navigation, resend_widget_value, sent_query_params
 
-FRAME_PARAMS = {"lang", "presenter"}  # handled by the frame itself
+FRAME_PARAMS = {"lang", "presenter", "class", "seat", "teacher"}  # handled by the frame itself (class: ui/shared/classroom.py)
 
 
 def _as_url_text(value) -> str:
