@@ -115,3 +115,17 @@ def test_lesson_11_says_copy_and_formed_as_the_glossary_does_with_one_range_sepa
     assert "コピーする" in text and "写" not in text and "形成した" not in text
     assert strings["tiny_gpt.at_step"].endswith("形成されました") and strings["tiny_gpt.never"] == "形成されませんでした"
     assert "–" not in text and "〜" in strings["tiny_gpt.flat_found"]
+
+
+def test_lesson_10_says_its_terms_as_the_glossary_does_with_one_range_separator():
+    """Lesson 10 said 切る beside 止める, 直前トークンのヘッド, シンクのヘッド, 普通/ふつう, くり返し/繰り返し, 作った名前 and
+    休ませる; its ranges took both – and 〜; it called mean-ablation a 対照 (a control)."""
+    strings = {k: v for k, v in load_strings("ja").items() if k.startswith(("heads.", "heads_"))}
+    text = "\n".join(strings.values())
+    for bad in ("ヘッドを切", "直前トークンのヘッド", "シンクのヘッド", "普通", "くり返", "作った名前", "休ませ", "–"):
+        assert bad not in text, bad
+    assert "止める" in text and "直前トークンヘッド" in text and "シンクヘッド" in text and "架空の名前" in text
+    assert "〜" in strings["heads.off_numbers"]
+    assert "対照ではありません" in strings["heads.off_numbers"]
+    english = load_strings("en")["heads.off_numbers"]
+    assert "not a control" in english and "gentler control" not in english

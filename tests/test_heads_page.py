@@ -61,6 +61,7 @@ def test_no_head_all_heads_and_the_top_four(lang, results):
     base, band = results
     at = answer_all(open_page("heads", lang))
     clean = second_copy_loss()
+    own(at, heads_own_mean=False)  # zeroed: model.py's pass zeroes (the default, mean-ablation, is held below)
     own(at, heads_own_k=0)
     assert strings(lang)["heads.own_none"].format(clean=f"{clean.mean():.2f}") in [i.value for i in at.info]
     own(at, heads_own_k=4)
@@ -76,6 +77,32 @@ def test_no_head_all_heads_and_the_top_four(lang, results):
     assert number(shown["loss"]) == pytest.approx(second_copy_loss(tuple((l, h) for l in range(30)
                                                                          for h in range(9))).mean(), abs=0.006)
     assert not find_sentences_of(at, "heads.own_band", lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_mean_ablation_is_the_default_and_its_band_is_the_mean_band(lang, results):
+    """The learner's heads are mean-ablated by default, compared with the mean-ablated random band; the reason given
+    (an early head zeroed alone costs as much as k induction heads) holds against model.py's zeroing pass."""
+    _, band = results
+    a = band.ablation
+    at = answer_all(open_page("heads", lang))
+    shown = find_sentence(texts(at), "heads.own_loss", lang)
+    assert int(shown["count"]) == 4 and shown["kind"] == strings(lang)["heads.kind_mean"]
+    row = a.ks.index(4)
+    np.testing.assert_allclose(number(shown["loss"]), a.induction_mean[row].mean(), atol=0.006)  # the same heads
+    band_sentence = find_sentence(texts(at), "heads.own_band", lang)
+    loss = a.induction_mean[row].mean()
+    assert number(band_sentence["percentile"]) == pytest.approx(100 * np.mean(a.random_mean[row] < loss), abs=0.5)
+    assert number(band_sentence["median"]) == pytest.approx(np.median(a.random_mean[row]), abs=0.006)
+    why = find_sentence(texts(at), "heads.own_why", lang)
+    layer, head = (int(x) for x in why["head"][1:].split("H"))
+    assert layer < 2
+    alone = second_copy_loss(((layer, head),)).mean() - second_copy_loss().mean()
+    assert number(why["alone"]) == pytest.approx(alone, abs=0.006)
+    k = int(why["k"])
+    ranked, _ = picked()
+    induction = second_copy_loss(tuple(ranked[:k])).mean() - second_copy_loss().mean()
+    assert k >= 2 and number(why["induction"]) == pytest.approx(induction, abs=0.006) and induction <= alone + 0.006
 
 
 def test_what_a_learner_sees_before_typing_is_computed_at_start_up(results):

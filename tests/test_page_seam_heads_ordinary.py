@@ -137,7 +137,9 @@ def test_lesson_9_points_here_with_the_same_number(lang):
     layer, h = head()
     assert shown["head"] == f"L{layer}H{h}"
     assert number(shown["weight"]) == pytest.approx(np.mean([r["weight"] for r in e["inside"]]), abs=0.006)
-    assert number(shown["weight"]) > 0.5  # "on ordinary text the head holds"
+    assert number(shown["weight"]) > 0.5  # the one preset paragraph, said as one paragraph, not as ordinary text
+    caption = next(c.value for c in at.caption if shown["head"] in c.value and shown["weight"] in c.value)
+    assert ("one paragraph of ordinary text, not" if lang == "en" else "段落 1 つでの値で") in caption
     links = [(link.proto.page, link.proto.label) for link in at.get("page_link")]
     assert (page("heads").url_path, strings(lang)["nav.heads"]) in links  # lesson 10, where it is shown
 

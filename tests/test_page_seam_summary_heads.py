@@ -34,6 +34,9 @@ def test_the_switch_off_claim_is_the_lessons_measurement(lang, results):  # noqa
     assert decode_array(zero["y"])[-1] == pytest.approx(top.mean(), abs=1e-3)
     # the claim's words at the defaults: far above random sets of as many heads, and the sink heads far below it
     assert top.mean() > np.quantile(draws, 0.95) and number(shown["sinks"]) < top.mean() - 1.0
+    # "the answer depends on what replaces them": the mean-ablated loss is the lesson's, and differs from the zeroed
+    assert number(shown["mean_loss"]) == pytest.approx(float(band.ablation.induction_mean[-1].mean()), abs=0.006)
+    assert abs(number(shown["mean_loss"]) - top.mean()) > 0.1
 
 
 def test_while_the_band_is_computed_the_claim_is_said_in_words(monkeypatch):

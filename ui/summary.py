@@ -345,7 +345,7 @@ def section_heads(t: Translator) -> None:
     text = t(f"{S}.claim_heads", k=HEADS_K, clean=f"{float(a.clean.mean()):.2f}",
              loss=f"{float(a.induction_zero[row].mean()):.2f}", median=f"{float(np.median(draws)):.2f}",
              draws=draws.size, percentile=f"{a.percentile(row):.0f}", sinks=f"{float(a.sink_zero[row].mean()):.2f}",
-             sequences=len(a.clean))
+             sequences=len(a.clean), mean_loss=f"{float(a.induction_mean[row].mean()):.2f}")
     series = {t("heads.series_induction_zero"): a.induction_zero.mean(axis=1),
               t("heads.series_sink_zero"): a.sink_zero.mean(axis=1)}
     levels = {t("heads.level_clean"): float(a.clean.mean()), t("heads.level_first"): a.clean_first}
