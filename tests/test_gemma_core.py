@@ -60,14 +60,15 @@ def reference_tensors():
     return reference_gemma.GGUFTensors(GGUF)
 
 
-def compare_with_reference(weights, tensors, ids, logit_rows):
+def compare_with_reference(weights, tensors, ids, logit_rows, logits_atol, maps_atol=2e-5):
+    """Measured on 14-16 tokens: maps within 2.5e-6, logits within 6.5e-5 (float32 against float64); on 680
+    tokens: maps within 6.9e-5, the last logits within 2.0e-5."""
     out = gemma.forward(weights, ids)
     logits, maps = reference_gemma.forward(tensors, ids, logit_rows=logit_rows)
-    np.testing.assert_allclose(out.attention, maps, rtol=0, atol=2e-4)
+    np.testing.assert_allclose(out.attention, maps, rtol=0, atol=maps_atol)
     ours = out.logits[logit_rows]
-    np.testing.assert_allclose(ours, logits, rtol=0, atol=2e-3 * np.abs(logits).max())
+    np.testing.assert_allclose(ours, logits, rtol=0, atol=logits_atol)
     assert np.array_equal(ours.argmax(axis=-1), logits.argmax(axis=-1))
-    return np.abs(out.attention - maps).max(), np.abs(ours - logits).max()
 
 
 @pytest.mark.slow
@@ -75,12 +76,13 @@ def compare_with_reference(weights, tensors, ids, logit_rows):
 def test_forward_matches_the_float64_reference(model, reference_tensors, text):
     weights, tokenizer = model
     ids = tokenizer.encode(text)
-    compare_with_reference(weights, reference_tensors, ids, list(range(len(ids))))
+    compare_with_reference(weights, reference_tensors, ids, list(range(len(ids))), logits_atol=5e-4)
 
 
 @pytest.mark.slow
 def test_a_text_past_the_window_matches_the_float64_reference(model, reference_tensors, long_ids):
-    compare_with_reference(model[0], reference_tensors, long_ids, [0, 100, 511, 512, 513, len(long_ids) - 1])
+    compare_with_reference(model[0], reference_tensors, long_ids, [0, 100, 511, 512, 513, len(long_ids) - 1],
+                           logits_atol=1e-3, maps_atol=3e-4)  # float32 sums over 600+ tokens
 
 
 def random_weights(config: GemmaConfig, seed: int) -> GemmaWeights:
