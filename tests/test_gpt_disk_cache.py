@@ -182,7 +182,7 @@ def test_the_decorator_keeps_a_functions_dataclass_on_disk(tmp_path, monkeypatch
     import dataclasses
 
     monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
-    monkeypatch.setattr(disk_cache, "weights_digest", lambda: DIGEST)
+    monkeypatch.setattr(disk_cache, "weights_digest", lambda path: DIGEST if path == "model.gguf" else "wrong file")
 
     @dataclasses.dataclass(frozen=True)
     class Facts:
@@ -191,7 +191,7 @@ def test_the_decorator_keeps_a_functions_dataclass_on_disk(tmp_path, monkeypatch
 
     calls = []
 
-    @disk_cache.on_disk("facts", result=Facts)
+    @disk_cache.on_disk("facts", model_file=lambda: "model.gguf", result=Facts)
     def facts(n):
         calls.append(n)
         return Facts(tuple(range(n)), np.full(n, 0.25, dtype=np.float32))
@@ -228,7 +228,7 @@ def test_a_presets_value_is_kept_on_disk_and_a_learners_own_prompt_never_is(tmp_
     from ui.gpt import page, serving
 
     monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
-    monkeypatch.setattr(disk_cache, "weights_digest", lambda: DIGEST)
+    monkeypatch.setattr(disk_cache, "weights_digest", lambda path: DIGEST)
     monkeypatch.setattr(page, "preset_prompts", lambda: ((5, 6, 7), (8, 9)))
     calls = []
 

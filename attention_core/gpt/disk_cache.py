@@ -1,7 +1,8 @@
 """Results of the GPT that are the same at every start (the repeated-sequence study, a fixed sentence's measurements)
 kept on disk beside the float32 weights, so a restarted server reads them instead of computing them again.
 
-    value = load_or_compute("study", {"sequences": 8, "period": 20}, compute, sources=(heads_module, ...))
+    value = load_or_compute("study", {"sequences": 8, "period": 20}, compute, sources=(heads_module, ...),
+                            digest=weights_digest(model_file))
 
 One small JSON file per result under ``<GPT cache root>/results/<weights SHA-256>-f<FORMAT_VERSION>/``, named by the
 result and a digest of its parameters and of the source files that compute it (an edited study is computed again,

@@ -75,7 +75,8 @@ def study() -> Study:
     params = {"code": inspect.getsource(computed_study), "fields": [f.name for f in fields(Study)],
               "sequences": SEQUENCES, "period": PERIOD, "strong": STRONG, "untrained_seed": UNTRAINED_SEED}
     value = disk_cache.load_or_compute("induction-study", params, lambda: asdict(computed_study()),
-                                       sources=(heads, head_stats, gpt_model, gpt_weights))
+                                       sources=(heads, head_stats, gpt_model, gpt_weights),
+                                       digest=disk_cache.weights_digest(gpt_weights.gguf_path()))
     return Study(**value)
 
 
