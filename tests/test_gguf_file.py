@@ -146,7 +146,7 @@ def test_the_block_layouts_by_hand(tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"magic": b"GGML"}, "not a GGUF file"),
     ({"version": 7}, "version 7"),
-    ({"type_id": 12}, "ggml type 12"),  # Q4_K: not a type this file holds
+    ({"type_id": 13}, "ggml type 13"),  # Q5_K: not a type either model holds
     ({"key": b"\xff\xfe"}, "truncated or corrupt"),  # a key that is not UTF-8
     ({"data": b"\0" * 10}, "the file is truncated"),  # the tensor's bytes run past the end
 ])
