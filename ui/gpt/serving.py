@@ -49,7 +49,8 @@ def results_on_disk(name: str, result: type | None = None, sources: tuple = ()):
 
     return disk_cache.on_disk(name, model_file=weights.gguf_path, result=result,
                               sources=(model, tokenizer, heads, weights, attention,
-                                       _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py", *sources))
+                                       _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py",
+                                       _ROOT / "ui" / "shared" / "gpt_models.py", *sources))
 
 
 def presets_on_disk(name: str, result: type | None = None, sources: tuple = ()):

@@ -21,7 +21,7 @@ from attention_core.gpt_studies import referent_study as rs
 from attention_core.presets import read_preset
 from charts.heads import interval_bars
 from charts.transformer import feature_heatmap
-from ui.gpt.page import texts as lesson9_texts  # the famous sentence, its words and its question: lesson 9's
+from ui.shared.gpt_models import texts as lesson9_texts  # the famous sentence, its words and its question: lesson 9's
 from ui.heads.study import BAND_WAIT, STUDY_SOURCES, head_label, model, shown_token, stored, stored_folder
 from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly

@@ -31,8 +31,7 @@ from attention_core.gpt_studies import ordinary_text
 from attention_core.smollm2 import interventions, model as gpt_model, tokenizer as gpt_tokenizer
 from attention_core.smollm2.weights import GPTUnavailable
 from attention_core.presets import bilingual, read_preset
-from ui.gpt.page import INSTALL_COMMAND, model, shown_token, untrained  # lesson 9's model, its untrained copy
-# (loaded once) and its way of showing a token
+from ui.shared.gpt_models import INSTALL_COMMAND, model, shown_token, untrained  # the GPT lesson 9 loads too
 from ui.shared.common import md_escape
 from ui.shared.startup import register_startup
 

@@ -18,7 +18,7 @@ from charts.gpt import grouped_bars
 from charts.matrix import attention_heatmap
 from charts.tiny_gpt import step_lines
 from ui.gpt.circuits import study as gpt_study  # lesson 9's study of the real model, shared and kept on disk
-from ui.gpt.page import INSTALL_COMMAND as GPT_INSTALL_COMMAND
+from ui.shared.gpt_models import INSTALL_COMMAND as GPT_INSTALL_COMMAND
 from ui.shared.common import csv_download, explanation, guarded_fragment, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
