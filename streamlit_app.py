@@ -48,8 +48,10 @@ with st.sidebar:
         if st.session_state.get("class") or st.query_params.get("class"):
             from ui.shared.classroom import ensure_seat
             ensure_seat()
-        for name in ("class", "seat", "teacher"):
-            st.text_input(name, value="", max_chars=64, key=name, bind="query-params", label_visibility="collapsed")
+        st.text_input("class", value="", max_chars=64, key="class", bind="query-params", label_visibility="collapsed")
+        st.text_input("seat", value="", max_chars=64, key="seat", bind="query-params", label_visibility="collapsed")
+        st.text_input("teacher", value="", max_chars=64, key="teacher", bind="query-params",
+                      label_visibility="collapsed")
         touch_probe()  # (the browser says whether its pointer is a finger: an iPad calls itself a Mac)
     st.html("<style>.st-key-lang_param { display: none; }</style>")
     if st.session_state.get("language") != current_lang():  # a link, Back/Forward: the picker follows the URL

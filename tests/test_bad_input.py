@@ -237,6 +237,9 @@ def text_box_keys_in_code() -> set[str]:
 
 
 FRAME_URL_BOXES = {"lang"}  # the frame's hidden box that holds ?lang=; bad values are tests/test_bad_links.py's
+# a class's hidden link boxes (?class=, ?seat=, ?teacher=: bad codes, seats and keys are tests/test_classroom_*.py's)
+# and the teacher's two read-only boxes that show the class's links
+FRAME_URL_BOXES |= {"class", "seat", "teacher", "class_join_link", "class_teacher_link"}
 
 
 def test_setups_reach_every_text_box():
