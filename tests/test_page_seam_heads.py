@@ -7,6 +7,7 @@ streams recorded), the sink's weight from smollm2.forward's maps. Each qualitati
 from __future__ import annotations
 
 import functools
+import tomllib
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from attention_core.blas import single_blas_thread
 from attention_core.smollm2 import weights as gpt_weights
 from tests.apptest_utils import assert_clean, decode_array, open_page
-from tests.seam import figure, find_sentence, number, strings, texts
+from tests.seam import LOCALES, figure, find_sentence, number, strings, texts
 
 try:
     gpt_weights.gguf_path()
@@ -263,7 +264,9 @@ def test_the_sink_said_as_measured_and_each_count_labelled(lang, results):
     shown = find_sentence(texts(at), "heads.sink_numbers", lang)
     assert shown["moved"] == shown["share"]  # hiding position 0 moves its share of the weight elsewhere
     assert number(shown["first"]) > number(shown["second"]) > 0  # as measured: it costs more than the second token
-    assert "short vector" not in w["heads.sink.predict_why"] and "短いバリュー" not in w["heads.sink.predict_why"]
+    with (LOCALES / lang / "heads.toml").open("rb") as fh:
+        why = tomllib.load(fh)["sink"]["predict_why"]  # (a question's texts are a table: strings() skips tables)
+    assert "short vector" not in why and "短いバリュー" not in why
     scatter = find_sentence(texts(at), "heads.scatter_numbers", lang)
     sentences = int(shown["sink_heads"])
     repeated = int((base.scoring.sink.mean(axis=0) > 0.5).sum())
