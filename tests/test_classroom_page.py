@@ -1,6 +1,7 @@
 """A class in AppTest (lesson 4's question, causal_predict: 4 options, the right one is 1): students' answers pooled
-anonymously, the teacher's counts against the answers given, show / second vote / reveal, the key needed for counts,
-and a page outside a class that imports nothing of it."""
+anonymously, the teacher's counts against the answers given, show / second vote / reveal reaching a student's page
+with no click (its timer: a fragment the browser reruns), the key needed for counts, and a page outside a class that
+imports nothing of it."""
 
 from __future__ import annotations
 
@@ -30,13 +31,29 @@ def db(tmp_path, monkeypatch):
     class_store.clear()
 
 
+@pytest.fixture
+def timers(monkeypatch):
+    """The fragment timers the app's runs ask the browser for (the interval of each ForwardMsg auto_rerun, in s)."""
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+
+    asked, enqueue = [], ForwardMsgQueue.enqueue
+
+    def recording(self, msg):
+        if msg.WhichOneof("type") == "auto_rerun":
+            asked.append(msg.auto_rerun.interval)
+        enqueue(self, msg)
+
+    monkeypatch.setattr(ForwardMsgQueue, "enqueue", recording)
+    return asked
+
+
 def student(code: str, lang: str = "en", seat: str | None = None):
     return open_page("causal", lang=lang, query={"class": code, "seat": seat or new_student()})
 
 
 def teacher_counts(at, lang: str) -> dict[str, list[int]]:
     s = load_strings(lang)
-    frames = [f.value for f in at.dataframe if s["classroom.first_vote"] in f.value.columns]
+    frames = [f.value for f in at.table if s["classroom.first_vote"] in f.value.columns]
     assert len(frames) == 1
     return {"first": frames[0][s["classroom.first_vote"]].tolist(), "second": frames[0][s["classroom.second_vote"]].tolist()}
 
@@ -47,19 +64,25 @@ def texts(at, kind: str) -> list[str]:
 
 @pytest.mark.pages
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_students_answers_are_counted_and_held_until_the_teacher_reveals(db, lang):
+def test_students_answers_are_counted_and_held_until_the_teacher_reveals(db, timers, lang):
     s = load_strings(lang)
     code, key = db.create_class()
     choices = [2, 1, 2, 4, 2]
     pupils = []
     for choice in choices:
         at = student(code, lang)
+        timers.clear()
         at.radio(key=QUESTION).set_value(choice).run()
         assert not at.exception
         assert s["classroom.recorded"] in texts(at, "info")
         assert not [m for m in texts(at, "success") + texts(at, "warning") if s["causal.predict_why"] in m]
-        assert not [f for f in at.dataframe if s["classroom.first_vote"] in f.value.columns]  # no counts for a student
+        assert not [f for f in at.table if s["classroom.first_vote"] in f.value.columns]  # no counts for a student
+        assert len(timers) == 1 and 0 < timers[0] <= 2  # the page asks again by itself: no button to press
+        assert not [b for b in at.button if (b.key or "").startswith(QUESTION)]  # (nothing to click for it)
         pupils.append(at)
+    timers.clear()
+    late = student(code, lang)  # not answered yet: its page still waits for the reveal
+    assert len(timers) == 1 and s["classroom.recorded"] not in texts(late, "info")
     pupils[0].radio(key=QUESTION).set_value(3).run()  # a changed answer replaces the earlier one
     choices[0] = 3
     tally = Counter(choices)
@@ -69,13 +92,13 @@ def test_students_answers_are_counted_and_held_until_the_teacher_reveals(db, lan
     assert s["classroom.teacher_counts"].format(answered=len(choices), answered2=0, other=0) in texts(te, "markdown")
 
     te.button(key=f"{QUESTION}_show").click().run()
-    pupils[1].button(key=f"{QUESTION}_check").click().run()
-    shown = [f.value for f in pupils[1].dataframe if s["classroom.first_vote"] in f.value.columns]
+    pupils[1].run()  # (what the page's timer does: the fragment's own run is not simulated by AppTest)
+    shown = [f.value for f in pupils[1].table if s["classroom.first_vote"] in f.value.columns]
     assert len(shown) == 1 and shown[0][s["classroom.first_vote"]].tolist() == [tally[i] for i in range(1, N + 1)]
 
     te.button(key=f"{QUESTION}_revote").click().run()
     for at, again in zip(pupils[:3], (1, 1, 2)):
-        at.button(key=f"{QUESTION}_check").click().run()
+        at.run()
         at.radio(key=f"{QUESTION}_revote").set_value(again).run()
         assert not at.exception
     te.run()
@@ -83,10 +106,14 @@ def test_students_answers_are_counted_and_held_until_the_teacher_reveals(db, lan
 
     te.button(key=f"{QUESTION}_reveal").click().run()
     assert [m for m in texts(te, "info") if s["causal.predict_why"] in m]
-    at = pupils[3]  # answered 4: told the right answer now
-    at.button(key=f"{QUESTION}_check").click().run()
+    at = pupils[3]  # answered 4: told the right answer now, and its page stops asking
+    timers.clear()
+    at.run()
     assert s["classroom.recorded"] not in texts(at, "info")
     assert [m for m in texts(at, "warning") if s["causal.predict_why"] in m]
+    assert timers == []
+    late.run()  # never answered: told the answer too
+    assert [m for m in texts(late, "info") if s["causal.predict_why"] in m]
 
 
 @pytest.mark.pages
@@ -96,7 +123,7 @@ def test_a_wrong_key_sees_no_counts_and_an_unknown_code_leaves_the_page_working(
     db.answer(code, new_student(), "causal", QUESTION, setting_id({}), N, 2)
     wrong = open_page("causal", query={"class": code, "teacher": "A" * 32})
     assert s["classroom.error_forbidden"] in texts(wrong, "error")
-    assert not [f for f in wrong.dataframe if s["classroom.first_vote"] in f.value.columns]
+    assert not [f for f in wrong.table if s["classroom.first_vote"] in f.value.columns]
     lost = student("ACDEFG" if code != "ACDEFG" else "ACDEFH")
     lost.radio(key=QUESTION).set_value(RIGHT).run()
     assert s["classroom.error_unknown"] in texts(lost, "error")

@@ -7,7 +7,10 @@ reconnect or a replica restart keeps the seat; the join link and QR code never c
 
 Before the teacher reveals a question, a student who has answered sees that the answer is in, and the spread once
 the teacher shows it, but not whether it was right nor the figure that settles it: nothing answers a prediction
-before the reveal. Any error (unknown or expired code, database down) shows a message and the page works alone.
+before the reveal. While a question waits for the teacher, a small fragment asks the store again every
+STUDENT_EVERY_S seconds (the browser's timer): it redraws the spread, and reruns the page when the teacher starts
+the second vote or reveals. Any error (unknown or expired code, database down) shows a message and the page works
+alone.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ import logging
 
 import streamlit as st
 
-from classroom import ClassroomError, ClassStore, Counts, clean_code, new_student, open_store, setting_id
+from classroom import ClassroomError, ClassStore, Counts, QuestionState, clean_code, new_student, open_store, setting_id
 from ui.shared.i18n import Translator
 
 log = logging.getLogger("attention_app")
 LIVE_EVERY_S = 1.0  # the teacher's counts refresh this often (only with the teacher key)
+STUDENT_EVERY_S = 1.0  # a student's page asks whether the teacher has shown, started the revote or revealed
 
 
 @st.cache_resource
@@ -70,6 +74,8 @@ def pooled_question(t: Translator, say, section: str, n_options: int, key: str, 
         return not state.revealed, state.revealed
     st.caption(t("classroom.in_class", code=code))
     if choice is None or state.revealed and not choice:
+        if not state.revealed:  # (no answer yet: nothing to show, but the reveal still reaches this page)
+            waiting_for_the_teacher(t, say, section, code, lesson, key, setting, n_options, state, answered=False)
         return False, state.revealed
     try:
         seat = state_.get("seat", "")
@@ -81,18 +87,44 @@ def pooled_question(t: Translator, say, section: str, n_options: int, key: str, 
                              format_func=lambda i: say(f"{section}.predict_{i}"))
             if again is not None and mine.get(2) != again:
                 store.answer(code, seat, lesson, key, setting, n_options, again, vote=2)
-        spread = store.spread(code, lesson, key, setting, n_options)
+        spread = store.spread(code, lesson, key, setting, n_options) if state.revealed else None
     except ClassroomError as exc:
         _fail(t, exc)
         return exc.reason not in ("unknown", "expired", "bad_input", "unavailable") and not state.revealed, False
+    if state.revealed:
+        _spread_table(t, say, section, spread, n_options)
+        return False, True
+    waiting_for_the_teacher(t, say, section, code, lesson, key, setting, n_options, state, answered=True)
+    return True, False
+
+
+def _spread_table(t, say, section: str, spread: Counts | None, n_options: int) -> None:
     if spread is not None:
         st.caption(t("classroom.spread"))
-        st.dataframe(_counts_table(t, say, section, spread, n_options), hide_index=True)
-    if state.revealed:
-        return False, True
-    st.info(t("classroom.recorded"), icon=":material/how_to_vote:")
-    st.button(t("classroom.check"), key=f"{key}_check")  # (a click reruns the page, which asks the store again)
-    return True, False
+        st.table(_counts_table(t, say, section, spread, n_options), hide_index=True)
+
+
+def waiting_for_the_teacher(t, say, section, code, lesson, key, setting, n_options, seen: QuestionState,
+                            answered: bool) -> None:
+    """A student's part of a question the teacher has not revealed: the answer is in and the spread once shown,
+    asked again every STUDENT_EVERY_S s; a second vote or the reveal reruns the page, which draws them."""
+    store = class_store()
+
+    @st.fragment(run_every=STUDENT_EVERY_S)
+    def waiting():
+        try:
+            state = store.state(code, lesson, key)
+            spread = store.spread(code, lesson, key, setting, n_options) if answered and state.shown else None
+        except ClassroomError as exc:
+            _fail(t, exc)
+            return
+        if (state.vote, state.revealed) != (seen.vote, seen.revealed):
+            st.rerun()  # (the whole page: the second vote's question or the figure is the page's to draw)
+        if answered:
+            _spread_table(t, say, section, spread, n_options)
+            st.info(t("classroom.recorded"), icon=":material/how_to_vote:")
+
+    waiting()
 
 
 def teacher_panel(t, say, code, teacher_key, section, lesson, key, setting, n_options) -> None:
@@ -108,7 +140,7 @@ def teacher_panel(t, say, code, teacher_key, section, lesson, key, setting, n_op
             return
         first, second = counts.answered
         st.markdown(t("classroom.teacher_counts", answered=first, answered2=second, other=counts.other_settings))
-        st.dataframe(_counts_table(t, say, section, counts, n_options), hide_index=True, key=f"{key}_counts")
+        st.table(_counts_table(t, say, section, counts, n_options), hide_index=True)  # (plain text: read on a projector)
 
     live_counts()
     columns = st.columns(4)
