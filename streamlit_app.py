@@ -86,11 +86,12 @@ PAGES = [
     st.Page("lessons/pretrained.py", title=t("nav.pretrained"), icon=":material/model_training:", url_path="trained-model"),
     st.Page("lessons/gpt.py", title=t("nav.gpt"), icon=":material/auto_awesome:", url_path="gpt"),
     st.Page("lessons/heads.py", title=t("nav.heads"), icon=":material/science:", url_path="heads"),
+    st.Page("lessons/modern.py", title=t("nav.modern"), icon=":material/new_releases:", url_path="modern"),
     st.Page("lessons/tiny_gpt.py", title=t("nav.tiny_gpt"), icon=":material/timeline:", url_path="head-forms"),
     st.Page("lessons/summary.py", title=t("nav.summary"), icon=":material/checklist:", url_path="summary"),
 ]
 
-page = st.navigation(PAGES, expanded=True)  # all 13 lessons in the sidebar: past 12, Streamlit hides some behind "View more"
+page = st.navigation(PAGES, expanded=True)  # all 14 lessons in the sidebar: past 12, Streamlit hides some behind "View more"
 follow_history(page.url_path)  # Back to a page left by a link restores its link (ui/shared/links.py says why)
 link_params = st.query_params.to_dict()
 # A widget that already held a value did not take it from the URL in this run, so a value of it that disappears from

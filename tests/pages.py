@@ -23,6 +23,7 @@ PAGES = [
     PageInfo("lessons/pretrained.py", "trained-model", "pretrained"),
     PageInfo("lessons/gpt.py", "gpt", "gpt"),
     PageInfo("lessons/heads.py", "heads", "heads"),
+    PageInfo("lessons/modern.py", "modern", "modern"),
     PageInfo("lessons/tiny_gpt.py", "head-forms", "tiny_gpt"),
     PageInfo("lessons/summary.py", "summary", "summary"),
 ]

@@ -3,6 +3,7 @@
 import ast
 import re
 import string
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,13 +88,18 @@ def test_the_shared_gpt_room_imports_no_model_and_no_study():
         assert not found, f"{path.relative_to(ROOT)} imports {sorted(found)}"
 
 
-def test_the_core_has_no_import_cycle():
-    """Module A imports B (at the top or inside a function) and B imports A back, directly or through others: none."""
+def import_graph(*rooms: Path) -> dict[str, set[str]]:
+    """-> {module: the modules it imports (at the top or inside a function)} over the packages under `rooms`, as
+    dotted names; a package's __init__ re-exporting its own modules is left out (not a cycle worth naming)."""
     modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in CORE.rglob("*.py")}
+               for room in rooms for p in room.rglob("*.py")}
     graph = {name: {n for n in core_imports(path) if n in modules and n != name} for name, path in modules.items()}
-    for name in graph:  # a package's __init__ re-exporting its own modules is not a cycle worth naming
+    for name in graph:
         graph[name] = {n for n in graph[name] if not (modules[n].name == "__init__.py" and name.startswith(n + "."))}
+    return graph
+
+
+def assert_no_cycle(graph: dict[str, set[str]]) -> None:
     state: dict[str, int] = {}
 
     def visit(name: str, path: tuple[str, ...]) -> None:
@@ -107,6 +113,32 @@ def test_the_core_has_no_import_cycle():
     for name in sorted(graph):
         if name not in state:
             visit(name, ())
+
+
+def test_the_core_has_no_import_cycle():
+    """Module A imports B (at the top or inside a function) and B imports A back, directly or through others: none."""
+    assert_no_cycle(import_graph(CORE))
+
+
+def test_the_ui_has_no_import_cycle():
+    """The same over the ui packages and the core together: a section's start-up work, a disk decorator and the page
+    it serves import one way (a registry imports the sections; a module both sides need sits below both)."""
+    assert_no_cycle(import_graph(ROOT / "ui", CORE))
+
+
+def test_the_cycle_check_finds_a_lazy_cycle(tmp_path, monkeypatch):
+    """assert_no_cycle fails on a circle closed by an import inside a function (as ui/heads/study.py's once was)."""
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    room = tmp_path / "ui" / "lesson"
+    room.mkdir(parents=True)
+    (tmp_path / "ui" / "__init__.py").write_text("")
+    (room / "__init__.py").write_text("")
+    (room / "study.py").write_text("def work():\n    from ui.lesson.section import reading\n")
+    (room / "section.py").write_text("from ui.lesson.study import work\n")
+    graph = import_graph(tmp_path / "ui")
+    assert graph["ui.lesson.study"] == {"ui.lesson.section"} and graph["ui.lesson.section"] == {"ui.lesson.study"}
+    with pytest.raises(AssertionError, match="import cycle"):
+        assert_no_cycle(graph)
 
 
 def test_the_measurement_toolkit_imports_no_model():
@@ -123,8 +155,10 @@ UI_ALSO = {
     # lesson 9 runs a GPT (the shared room is its own stem, gpt) and measures it
     "gpt": {"attention_core.smollm2", "attention_core.gpt_studies"},
     # "What heads do" tests lesson 9's model (and loads it the same way)
-    "heads": {"attention_core.gpt", "attention_core.smollm2", "attention_core.gpt_studies", "ui.gpt.page"},
+    "heads": {"attention_core.gpt", "attention_core.smollm2", "attention_core.gpt_studies"},
     # "Watch a head form" ends on lesson 9's study of the real model (its shared, disk-kept result) beside its own run
+    # "Attention as it is built today" runs Gemma, measures it, and sets SmolLM2's tokens and KV cache beside it
+    "modern": {"attention_core.gemma", "attention_core.gpt", "attention_core.gpt_studies", "attention_core.smollm2"},
     "tiny_gpt": {"attention_core.smollm2.weights", "attention_core.gpt.float_cache", "ui.gpt.circuits", "ui.gpt.page"},
 }
 # (ui/summary.py is not among them: the summary draws one live figure from every lesson, so it imports them all)

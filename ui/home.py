@@ -25,6 +25,7 @@ LESSONS = [  # (page script, locales section), in the order of the lesson
     ("lessons/pretrained.py", "pretrained"),
     ("lessons/gpt.py", "gpt"),
     ("lessons/heads.py", "heads"),
+    ("lessons/modern.py", "modern"),
     ("lessons/tiny_gpt.py", "tiny_gpt"),
     ("lessons/summary.py", "summary"),
 ]
