@@ -147,3 +147,58 @@ def test_a_paragraph_without_its_name_twice_is_refused(tmp_path):
         '[[paragraph]]\nlabel = { en = "a", ja = "a" }\nname = "Quil"\ntext = "Quil went home."\n', encoding="utf-8")
     with pytest.raises(PresetError, match="twice"):
         ot.paragraphs(tmp_path)
+
+
+def test_a_set_score_matches_naive_loops_over_the_maps():
+    """Per paragraph the mean weight on the targets of the name's later tokens that the name goes on after, by the
+    naive loop above; the interval over paragraphs by scipy's t, the count's by scipy's Wilson interval."""
+    from scipy.stats import binomtest, t as student_t
+
+    rng = np.random.default_rng(7)
+    texts = ["ABCxABCy", "qABCzzABCwABC", "ABCABC", "xyABCABCvvABC"]
+    trained, raw, expected = [], [], []
+    for text in texts:
+        ids, n = [ord(ch) for ch in text], len(text)
+        maps, untrained_map = causal_map(rng, n), causal_map(rng, n)
+        trained.append(ot.name_reading(ids, [1] * n, text, "ABC", maps, None))
+        raw.append(ot.name_reading(ids, [1] * n, text, "ABC", untrained_map, None))
+        starts = [s for s in range(n - 2) if text[s:s + 3] == "ABC"]
+        later = [s + k for s in starts[1:] for k in range(2)]  # "A" and "B" of each later occurrence: the name goes on
+        rows = {r["position"]: r for r in naive(ids, maps, np.zeros((n, 130)))}
+        rows_raw = {r["position"]: r for r in naive(ids, untrained_map, np.zeros((n, 130)))}
+        expected.append({"weight": np.mean([rows[i]["weight"] for i in later]), "tokens": len(later),
+                         "top": sum(rows[i]["top"] for i in later),
+                         "uniform": np.mean([rows[i]["uniform"] for i in later]),
+                         "untrained": np.mean([rows_raw[i]["weight"] for i in later])})
+    score = ot.set_score(trained, raw)
+    assert score.paragraphs == len(texts) and score.tokens.tolist() == [e["tokens"] for e in expected]
+    for name in ("weight", "uniform", "untrained"):
+        np.testing.assert_allclose(getattr(score, name), [e[name] for e in expected], atol=1e-12, err_msg=name)
+    weights = np.array([e["weight"] for e in expected])
+    half = student_t.ppf(0.975, len(weights) - 1) * weights.std(ddof=1) / math.sqrt(len(weights))
+    assert score.mean == pytest.approx((weights.mean(), weights.mean() - half, weights.mean() + half), abs=1e-12)
+    k, n = sum(e["top"] for e in expected), sum(e["tokens"] for e in expected)
+    assert (score.top_count.k, score.top_count.n) == (k, n)
+    wilson = binomtest(k, n).proportion_ci(method="wilson")
+    assert score.top_count.interval == pytest.approx((wilson.low, wilson.high), abs=1e-9)
+
+
+def test_a_set_score_refuses_a_name_with_nothing_to_copy_and_unmatched_readings():
+    one = ot.name_reading([1, 2, 1], [1, 1, 1], "QxQ", "Q", np.tril(np.ones((3, 3))) / [[1], [2], [3]], None)
+    with pytest.raises(ValueError, match="no later token"):
+        ot.set_score([one], [one])
+    with pytest.raises(ValueError, match="one reading per paragraph"):
+        ot.set_score([one], [])
+
+
+def test_the_held_out_paragraphs_are_many_and_none_is_offered_on_the_page(tmp_path):
+    from attention_core.presets import PresetError
+
+    held_out, shown = ot.held_out_paragraphs(), ot.paragraphs()
+    assert 12 <= len(held_out) <= 20 and not {p.text for p in held_out} & {p.text for p in shown}
+    assert all(len(ot.occurrences(p.text, p.name)) >= 2 for p in held_out)
+    text = '[[paragraph]]\nlabel = { en = "a", ja = "a" }\nname = "Quil Ab"\ntext = "Quil Ab met Quil Ab."\n'
+    (tmp_path / "heads_ordinary.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "heads_ordinary_held_out.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(PresetError, match="also a built-in one"):
+        ot.held_out_paragraphs(tmp_path)

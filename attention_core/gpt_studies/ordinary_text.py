@@ -6,6 +6,10 @@ after each earlier occurrence: what followed the token before, what an induction
 (heads.induction_score measures the same on random tokens written twice, where each token has one earlier occurrence).
 A made-up name written twice is found by its characters, then mapped to the tokens that hold them (inside a text a
 name's edges may merge with the characters around it, so its own tokens need not be the name's tokens alone).
+
+A set of paragraphs held out from every choice (data/heads_ordinary_held_out.toml) scores the head as a whole:
+set_score takes one NameReading per paragraph and keeps, per paragraph, the head's mean weight on the targets of the
+name's later tokens, so the interval treats the paragraph, not the token, as the unit.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import log_softmax
+from attention_core.measure.head_stats import Count, mean_interval
 from attention_core.smollm2 import interventions as iv
 from attention_core.smollm2.weights import GPTWeights
-from attention_core.presets import bilingual, read_preset
+from attention_core.presets import PresetError, bilingual, read_preset
 
 PRESET_NAME = "heads_ordinary"
+HELD_OUT_NAME = "heads_ordinary_held_out"  # the paragraphs that score the head: never shown, never picked on
 
 
 def induction_targets(ids) -> np.ndarray:
@@ -157,22 +163,85 @@ def head_reading(weights: GPTWeights, ids, head: tuple[int, int], logits: bool =
 
 @dataclass(frozen=True)
 class Paragraph:
-    label: dict  # {lang: label}
+    label: dict  # {lang: label} ({} for a held-out paragraph: never offered to pick)
     text: str
     name: str  # written in the text at least twice
 
 
-def _validate(data: dict, check) -> tuple[Paragraph, ...]:
+def _validate(data: dict, check, labelled: bool = True) -> tuple[Paragraph, ...]:
     out = []
     for i, p in enumerate(check.table_list(data, "paragraph")):
         where = f"paragraph[{i}]"
         text, name = check.text(p, "text", where), check.text(p, "name", where)
         if len(occurrences(text, name)) < 2:
             check.fail(f"{where}.name", "must occur in the text at least twice")
-        out.append(Paragraph(bilingual(check, p, "label", where), text, name))
+        out.append(Paragraph(bilingual(check, p, "label", where) if labelled else {}, text, name))
+    if len({p.text for p in out}) < len(out):
+        check.fail("paragraph", "holds the same text twice")
     return tuple(out)
 
 
 def paragraphs(data_dir=None) -> tuple[Paragraph, ...]:
     """-> the built-in paragraphs of data/heads_ordinary.toml (each with a made-up name written twice or more)."""
     return read_preset(PRESET_NAME, _validate, data_dir)
+
+
+def held_out_paragraphs(data_dir=None) -> tuple[Paragraph, ...]:
+    """-> the held-out paragraphs of data/heads_ordinary_held_out.toml (none of them a built-in one)."""
+    found = read_preset(HELD_OUT_NAME, lambda data, check: _validate(data, check, labelled=False), data_dir)
+    shared = {p.text for p in found} & {p.text for p in paragraphs(data_dir)}
+    if shared:
+        raise PresetError(f"{HELD_OUT_NAME}.toml: a held-out paragraph is also a built-in one: {sorted(shared)[0]:.60}")
+    return found
+
+
+def paragraph_reading(weights: GPTWeights, tokenizer, paragraph: Paragraph, head: tuple[int, int],
+                      logits: bool = True) -> NameReading:
+    """tokenizer: .encode(text) -> ids, .token_bytes(id) -> bytes -> the paragraph's NameReading for one head (one pass;
+    without logits only up to the head's layer, the probabilities nan)."""
+    ids = tokenizer.encode(paragraph.text)
+    attention, out = head_reading(weights, ids, head, logits)
+    lengths = [len(tokenizer.token_bytes(i)) for i in ids]
+    return name_reading(ids, lengths, paragraph.text, paragraph.name, attention, out)
+
+
+@dataclass(frozen=True)
+class SetScore:
+    """One head on P paragraphs, each (P,), from the name's later tokens that the name goes on after (NameReading's
+    inside): how many there are, the head's mean weight on their targets, how many rows' largest weight falls there,
+    what an even spread puts there, and the same head of the untrained copy's mean weight."""
+
+    tokens: np.ndarray  # int
+    weight: np.ndarray
+    top: np.ndarray  # int
+    uniform: np.ndarray
+    untrained: np.ndarray
+
+    @property
+    def paragraphs(self) -> int:
+        return int(self.tokens.size)
+
+    @property
+    def mean(self) -> tuple[float, float, float]:
+        """-> (mean over paragraphs of the per-paragraph weight, its 95 % Student-t interval)."""
+        return mean_interval(self.weight)
+
+    @property
+    def top_count(self) -> Count:
+        """-> the rows, over every paragraph, whose largest weight falls on a target (of all such rows)."""
+        return Count(int(self.top.sum()), int(self.tokens.sum()))
+
+
+def set_score(trained, untrained) -> SetScore:
+    """trained, untrained: (P,) NameReadings of the same paragraphs by the model and by its untrained copy -> SetScore.
+    A paragraph whose name has no later token that the name goes on after (a one-token name) is an error."""
+    if len(trained) != len(untrained) or not len(trained):
+        raise ValueError(f"need one reading per paragraph from each model, got {len(trained)} and {len(untrained)}")
+    empty = [i for i, r in enumerate(trained) if r.inside.positions.size == 0]
+    if empty:
+        raise ValueError(f"paragraph {empty[0]}: its name has no later token that the name goes on after")
+    return SetScore(np.array([r.inside.positions.size for r in trained], dtype=np.int64),
+                    np.array([r.inside.weight.mean() for r in trained]),
+                    np.array([r.inside.top.sum() for r in trained], dtype=np.int64),
+                    np.array([r.inside.uniform.mean() for r in trained]),
+                    np.array([r.inside.weight.mean() for r in untrained]))
