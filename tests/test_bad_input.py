@@ -106,6 +106,9 @@ SETUPS = [
           ("text_input", "heads_text_name", "Zorblat Quimbley"), ("radio", "heads_text_predict", 2),
           ("radio", "heads_off_predict", 1)),  # (the page's sliders: the learner's own heads, after this question)
           ("heads_text_text", "heads_text_name"), ("heads_text_arrows",)),
+    Setup("modern", "modern", tuple(("radio", key, 1) for key in ("modern_gqa_predict", "modern_window_predict",
+                                                                   "modern_rope_predict", "modern_ja_predict")),
+          ("modern_text", "modern_ja_text"), ("modern_gqa_map_0", "modern_ja_map")),
     Setup("summary", "summary"),
 ]
 TEXT_SETUPS = [s for s in SETUPS if s.boxes]

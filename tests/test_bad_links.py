@@ -34,6 +34,7 @@ LINK_KEYS = {  # every query parameter a page reads: widgets with bind="query-pa
     "heads": ("heads_lens_preset", "heads_lens_text", "heads_own_list", "heads_own_k", "heads_own_mean", "heads_name",
               "heads_text_preset", "heads_text_text", "heads_text_name"),
     "tiny_gpt": ("tiny_layers", "tiny_heads", "tiny_seed", "tiny_rate"),
+    "modern": ("modern_text", "modern_ja_text", "modern_layer"),
     "summary": ("presenter", "lang"),  # no widget of its own: the frame's parameters
 }
 # The rest of the link that makes a widget show (a sentence box shows only for "Type my own").
@@ -45,6 +46,7 @@ SHOWN_AFTER = {key: ANSWERS for key in ("pretrained_layer", "pretrained_head", "
                                         "pretrained_to")}
 SHOWN_AFTER |= {key: (("gpt_next_predict", 1),) for key in ("gpt_temperature", "gpt_top_k", "gpt_top_p")}  # lesson 9
 SHOWN_AFTER["gpt_name"] = (("gpt_induction_predict", 1),)
+SHOWN_AFTER["modern_layer"] = (("modern_gqa_predict", 1),)  # (lesson 10b: its maps)
 SHOWN_WITH["heads_lens_text"] = {"heads_lens_preset": "custom"}  # What heads do
 SHOWN_WITH["heads_text_text"] = SHOWN_WITH["heads_text_name"] = {"heads_text_preset": "custom"}  # (on ordinary text)
 SHOWN_AFTER |= {key: (("heads_off_predict", 1),)

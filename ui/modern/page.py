@@ -93,7 +93,7 @@ def text_box(t) -> tuple[int, ...] | None:
                          bind="query-params")
     ids = readable_ids(t, text, "text")
     if ids is not None:
-        st.caption(t(f"{S}.tokens", n=len(ids), tokens=" | ".join(md_escape(shown(i)) for i in ids)))
+        st.caption(t(f"{S}.tokens", text=md_escape(model()[1].decode(ids)), n=len(ids), tokens=" | ".join(md_escape(shown(i)) for i in ids)))
     return ids
 
 

@@ -161,7 +161,7 @@ def rope_section(t, ids) -> None:
     layer = GEMMA.global_layers[0]
     show_plotly(figure_spec(distance_lines, numbers.distances,
                             {local_name: numbers.scores_local_base, global_name: numbers.scores_global_base},
-                            title=t(f"{S}.rope_chart", layer=layer, token=md_escape(shown(ids[-1]))),
+                            title=t(f"{S}.rope_chart", layer=layer, token=shown(ids[-1])),
                             x_label=t(f"{S}.distance"), y_label=t(f"{S}.score"), log_x=True, marker=GEMMA.window,
                             marker_label=t(f"{S}.window_edge"), fmt=".2f"), key="modern_rope_lines")
     ranges = {name: [study.score_range(numbers.distances, scores, lo, hi) for lo, hi in ((1, GEMMA.window),
