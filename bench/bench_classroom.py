@@ -3,9 +3,13 @@ replicas (each with its own connections, as a replica has), on SQLite (one file,
 cluster. Prints every answer's latency (p50/p95/max), whether every answer was counted, and the load average.
 
     .venv/bin/python -m bench.bench_classroom [--students 100] [--within 5]
+    .venv/bin/python -m bench.bench_classroom --replicas [--students 100] [--within 5]
 
-It measures the store path a student's answer takes (the page's own rerun is measured by `python -m bench`); the
-browser test tests/browser/test_classroom_pooled.py drives the whole app through HAProxy.
+The first measures the store path a student's answer takes. --replicas measures the app: two `streamlit run`
+replicas on one SQLite file behind HAProxy (deploy/haproxy.cfg), each student a websocket client
+(bench/class_replicas.py; it GETs its page for the routing cookie first, as a browser does), all pages open and
+polling as a browser does (the fragment's timer); each answers at a random moment within the window, and an answer's
+latency is its page's run, from the click until the page has drawn "your answer is in".
 """
 
 from __future__ import annotations
@@ -81,7 +85,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=100)
     ap.add_argument("--within", type=float, default=5.0)
+    ap.add_argument("--replicas", action="store_true", help="through two app replicas behind HAProxy")
     args = ap.parse_args()
+    if args.replicas:
+        from bench.class_replicas import main as through_replicas
+
+        print(through_replicas(args.students, args.within))
+        return
     with tempfile.TemporaryDirectory() as folder:
         print(run("sqlite", str(Path(folder) / "classes.sqlite3"), args.students, args.within))
     from classroom.local_postgres import throwaway_cluster
