@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from charts.dicts import arr, figure, layout as figure_layout
-from charts.style import ACCENT, SECOND, THIRD
+from charts.style import LEGEND_BELOW, ACCENT, SECOND, THIRD
 
 
 def next_token_bars(labels, model_probs, sampled_probs, *, title: str | None = None, model_label: str = "model",
@@ -43,7 +43,7 @@ def layer_profile(trained, untrained, *, title: str | None = None, trained_label
         traces.append({"type": "scatter", "mode": "lines", "name": reference_label, "x": [0, len(layers) - 1],
                        "y": [reference * 100.0] * 2, "line": {"color": THIRD, "dash": "dot"},
                        "hovertemplate": f"{reference_label}: %{{y:.1f}} %<extra></extra>"})
-    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.2},
+    lay = figure_layout(title, height, legend=LEGEND_BELOW,
                         xaxis={"title": {"text": layer_label}, "dtick": 5},
                         yaxis={"title": {"text": value_label + " (%)"}, "range": [0, 100]})
     return figure(traces, lay)
@@ -59,7 +59,7 @@ def grouped_bars(groups, series: dict, *, title: str | None = None, value_label:
         traces.append({"type": "bar", "name": name, "x": [str(g) for g in groups], "y": arr(v),
                        "marker": {"color": colour}, "text": [format(x, fmt) for x in v], "textposition": "outside",
                        "cliponaxis": False, "hovertemplate": f"%{{x}}<br>{name}: %{{y:{fmt}}}<extra></extra>"})
-    lay = figure_layout(title, height, barmode="group", legend={"orientation": "h", "y": -0.2},
+    lay = figure_layout(title, height, barmode="group", legend=LEGEND_BELOW,
                         yaxis={"title": {"text": value_label}, "rangemode": "tozero"}, xaxis={"type": "category"})
     return figure(traces, lay)
 

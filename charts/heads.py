@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from charts.dicts import arr, figure, layout as figure_layout
-from charts.style import ACCENT, SECOND, THIRD
+from charts.style import LEGEND_BELOW, UNIFORM_TEXT, ACCENT, SECOND, THIRD
 
 GREY = "#999999"
 
@@ -31,7 +31,7 @@ def ablation_band(ks, random_draws, series: dict, levels: dict, *, title: str | 
         traces.append({"type": "scatter", "mode": "lines", "name": name, "x": [x[0], x[-1]], "y": [value, value],
                        "line": {"color": "#555555", "dash": "dot"},
                        "hovertemplate": f"{name}: %{{y:.2f}}<extra></extra>"})
-    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
+    lay = figure_layout(title, height, legend=LEGEND_BELOW,
                         xaxis={"title": {"text": k_label}, "type": "category"},
                         yaxis={"title": {"text": value_label}, "rangemode": "tozero"})
     return figure(traces, lay)
@@ -48,7 +48,8 @@ def interval_bars(labels, means, lows, highs, *, title: str | None = None, value
                         "arrayminus": arr(m - np.asarray(lows, dtype=np.float64)), "color": "#333333"},
             "text": [format(v, fmt) for v in m], "textposition": "inside",
             "hovertemplate": f"%{{x}}<br>{value_label}: %{{y:{fmt}}}<extra></extra>"}
-    lay = figure_layout(title, height, showlegend=False, xaxis={"type": "category"},
+    # a value that would shrink below 10 px to fit its bar is left out (Plotly drew "0.01" at 2 px on a phone)
+    lay = figure_layout(title, height, showlegend=False, xaxis={"type": "category"}, uniformtext=UNIFORM_TEXT,
                         yaxis={"title": {"text": value_label}, "rangemode": "tozero"})
     return figure([bars], lay)
 
@@ -67,7 +68,7 @@ def rank_by_layer(series: dict, *, title: str | None = None, layer_label: str = 
     length = max(len(v) for v in series.values())
     traces.append({"type": "scatter", "mode": "lines", "name": top_label, "x": [0, length - 1], "y": [top, top],
                    "line": {"color": "#555555", "dash": "dot"}, "hoverinfo": "skip"})
-    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
+    lay = figure_layout(title, height, legend=LEGEND_BELOW,
                         xaxis={"title": {"text": layer_label}, "dtick": 5},
                         yaxis={"title": {"text": rank_label}, "type": "log", "autorange": "reversed"})
     return figure(traces, lay)
@@ -85,7 +86,7 @@ def head_scatter(x, y, names, *, title: str | None = None, x_label: str = "", y_
         traces.append({"type": "scatter", "mode": "markers", "name": label, "x": arr(x[mask]), "y": arr(y[mask]),
                        "text": [names[i] for i in np.flatnonzero(mask)], "marker": {"color": colour, "size": 7},
                        "hovertemplate": f"%{{text}}<br>{x_label}: %{{x:.2f}}<br>{y_label}: %{{y:.3f}}<extra></extra>"})
-    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25},
+    lay = figure_layout(title, height, legend=LEGEND_BELOW,
                         xaxis={"title": {"text": x_label}}, yaxis={"title": {"text": y_label}})
     return figure(traces, lay)
 

@@ -71,3 +71,61 @@ def upright_y_titles(spec: dict) -> dict:
 
 
 TITLE_LINE, LABEL_LINE = 26, 30  # px: a line of a 20-px title, the label's line
+
+
+PHONE_TITLE_PX = 330  # a 390-px phone's chart is ~358 px wide and Plotly starts its title a few px in
+TITLE_FONT_PX = 17  # Plotly's title font: 1.2x the layout's 14 px
+TITLE_LINE_PX = 22  # the height of one more line of a 17-px title
+
+
+def _title_width_px(text: str, size: float) -> float:
+    """The width in px of a line of title text: a wide (Japanese) character is ``size`` wide, others about half of it
+    (text_width_px's 0.62 is an upper bound, which broke most English titles into three lines where two fit)."""
+    import unicodedata
+
+    return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.52) for ch in text)
+
+
+def wrap_text(text: str, width_px: float, size: float = TITLE_FONT_PX) -> str:
+    """A title -> the same words with "<br>" where a line would pass ``width_px`` (estimated at font ``size``):
+    breaks between words, or between any two characters of Japanese (which has no spaces); existing breaks are kept."""
+    lines = []
+    for part in str(text).split("<br>"):
+        pieces = re.findall(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]|[^\s\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]+\s*|\s+",
+                            part)
+        line = ""
+        for piece in pieces:
+            if line.strip() and _title_width_px((line + piece).rstrip(), size) > width_px:
+                lines.append(line.rstrip())
+                line = piece.lstrip()
+            else:
+                line += piece
+        lines.append(line.rstrip())
+    return "<br>".join(lines)
+
+
+def narrow_titles(spec: dict, width_px: float = PHONE_TITLE_PX) -> dict:
+    """A figure dict -> the same figure whose title wraps into lines that fit ``width_px`` (a phone: Plotly never wraps a
+    title, so a long one was cut mid-word at the chart's right edge); the top margin and the height grow by the added
+    lines, so the plot keeps its size. The input is not changed; a figure whose title fits is returned as it is."""
+    layout = spec.get("layout") or {}
+    title = layout.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    if not isinstance(text, str) or not text:
+        return spec
+    size = ((title.get("font") or {}).get("size") if isinstance(title, dict) else None) or TITLE_FONT_PX
+    wrapped = wrap_text(text, width_px, size)
+    added = wrapped.count("<br>") - text.count("<br>")
+    if not added:
+        return spec
+    margin = dict(layout.get("margin") or {})
+    margin["t"] = margin.get("t", 50) + TITLE_LINE_PX * added
+    changed = {"title": {**(title if isinstance(title, dict) else {}), "text": wrapped}, "margin": margin}
+    if layout.get("height"):
+        changed["height"] = layout["height"] + TITLE_LINE_PX * added
+    return {**spec, "layout": {**layout, **changed}}
+
+# A legend under the plot hangs down from its top: Plotly anchors a legend below the plot by its bottom, so on a phone,
+# where its items wrap into rows, the legend grew upwards over the x axis's title and tick labels.
+LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0}
+UNIFORM_TEXT = {"minsize": 10, "mode": "hide"}  # a bar's value never shrinks below 10 px to fit: it is left out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from charts.dicts import arr, figure, layout as figure_layout
-from charts.style import OKABE_ITO
+from charts.style import LEGEND_BELOW, OKABE_ITO
 
 
 def step_lines(steps, series: dict, *, title: str | None = None, step_label: str = "step", value_label: str = "",
@@ -36,6 +36,6 @@ def step_lines(steps, series: dict, *, title: str | None = None, step_label: str
     yaxis = {"title": {"text": value_label}}
     if y_range is not None:
         yaxis["range"] = list(y_range)
-    lay = figure_layout(title, height, legend={"orientation": "h", "y": -0.25}, shapes=shapes, annotations=notes,
+    lay = figure_layout(title, height, legend=LEGEND_BELOW, shapes=shapes, annotations=notes,
                         xaxis={"title": {"text": step_label}}, yaxis=yaxis)
     return figure(traces, lay)

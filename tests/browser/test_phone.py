@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import new_page, open_page, rerun_after, wait_for_app, wait_still
+from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_for_app, wait_still
 from tests.pages import PAGES
 from ui.shared.i18n import load_strings
 
@@ -129,3 +129,41 @@ def test_on_a_computer_a_click_is_the_way_and_nothing_says_otherwise(page, app_u
     assert caption_saying(page, load_strings("en")["common.tap_picker"]).count() == 0
     assert page.locator(TOKEN_BOX).count() == 1
     assert load_strings("en")["self_attention.token"] in page.locator(TOKEN_BOX).inner_text()  # "or click a token"
+
+
+# Every chart on the page: is its title inside it (Plotly never wraps a title: a long one was cut mid-word at the right
+# edge), the smallest text it draws in CSS px (its font size times the scale the SVG is drawn at), and the texts of the
+# axis titles and tick labels its legend covers.
+CHART_TEXT_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+  const box = p.getBoundingClientRect(), t = p.querySelector('.gtitle');
+  const tb = t && t.textContent.trim() ? t.getBoundingClientRect() : null;
+  const sizes = [...p.querySelectorAll('text')].filter(el => el.textContent.trim() && el.getScreenCTM())
+    .map(el => [parseFloat(getComputedStyle(el).fontSize) * Math.hypot(el.getScreenCTM().a, el.getScreenCTM().b),
+                el.textContent.slice(0, 20)]).sort((a, b) => a[0] - b[0]);
+  const lg = p.querySelector('g.legend'), lb = lg && lg.getBoundingClientRect();
+  const covered = !lb ? [] : [...p.querySelectorAll('.xtitle, .ytitle, .xtick text, .ytick text')].filter(a => {
+    const ab = a.getBoundingClientRect();
+    return a.textContent.trim() && ab.width && ab.right > lb.left && ab.left < lb.right && ab.bottom > lb.top
+           && ab.top < lb.bottom; }).map(a => a.textContent);
+  return {title: tb ? t.textContent : '', cut: !!tb && (tb.left < box.left - 1 || tb.right > box.right + 1),
+          smallest: sizes.length ? sizes[0] : [99, ''], covered};
+})"""
+SMALLEST_TEXT_PX = 8
+
+
+@pytest.mark.parametrize("url_path", ["gpt", "trained-model"])
+def test_chart_titles_wrap_and_no_text_is_too_small_on_a_phone(phone, app_url, url_path):
+    """Lesson 9's sizes and lesson 8's sink map had titles cut mid-word on a phone (so had lesson 10's charts, whose
+    page needs the server's start-up study first: tests/test_phone_charts.py holds their builders' titles and legends)."""
+    open_page(phone, app_url, url_path, "lang=en")
+    boxes = phone.locator("[data-testid='stPlotlyChart']")
+    for i in range(boxes.count()):  # (Streamlit draws a chart as it comes into view)
+        boxes.nth(i).scroll_into_view_if_needed()
+        boxes.nth(i).locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+    charts_drawn(phone)
+    charts = phone.evaluate(CHART_TEXT_JS)
+    assert charts, f"/{url_path}: no chart drawn"
+    for chart in charts:
+        assert not chart["cut"], f"/{url_path}: the title {chart['title']!r} is cut at the chart's edge"
+        assert chart["smallest"][0] >= SMALLEST_TEXT_PX, f"/{url_path}: {chart['smallest']} is drawn too small"
+        assert not chart["covered"], f"/{url_path}: the legend covers {chart['covered']}"

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui.shared.streamlit_compat import SentAsIs
 
-from charts.style import upright_y_titles
+from charts.style import narrow_titles, upright_y_titles
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
@@ -264,4 +264,4 @@ def touch_spec(spec: dict) -> dict:
         axis["fixedrange"] = True
     for name in [k for k in layout if k.startswith("scene") and _AXIS_KEY.match(k)]:  # a 3-D cloud: no rotating
         layout[name] = {**(layout[name] or {}), "dragmode": False}
-    return {**spec, "layout": layout}
+    return narrow_titles({**spec, "layout": layout})  # (a long title wraps: Plotly cut it at a phone's edge)
