@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import smollm2
-from ui.gpt.serving import results_on_disk
+from ui.gpt.serving import MODEL, loading_state, results_on_disk
 from attention_core.smollm2.weights import GPTUnavailable, parameter_count
 from charts.gpt import model_sizes
 from ui.shared.common import MAX_CHARS, explanation, guarded_fragment, md_escape, preset_or_own_text
@@ -23,19 +23,15 @@ from ui.shared.figures import figure_spec
 # the model, its untrained copy, the install hint, how a token is shown and data/gpt.toml's texts: shared with lesson 10
 from ui.shared.gpt_models import (INSTALL_COMMAND, SHOWN, UNTRAINED_SEED, GPTTexts, model, shown_token,  # noqa: F401
                                   texts, untrained)
+# a preset's ids and the token limit: read by the disk decorator under the page's measurements too (ui/gpt/serving.py)
+from ui.gpt.presets import MAX_PROMPT_TOKENS, encode, preset_ids, preset_prompts  # noqa: F401
 
 S = "gpt"
-MAX_PROMPT_TOKENS = 40  # the page's token limit: every map of a prompt this long stays quick to compute and to draw
 QUANTISATION = "Q4_1"
 
 
 def _explain(t, key: str, **values) -> None:
     explanation(t(f"{S}.{key}", **values))
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
-def encode(text: str) -> tuple[int, ...]:
-    return tuple(model()[1].encode(text))
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -84,8 +80,6 @@ def _computed_pass(ids: tuple[int, ...], trained: bool) -> PromptPass:
 def model_or_message(t) -> bool:
     """True when the model is installed; otherwise the page says how to install it. While it loads (a new server
     builds its float32 copy first), a progress bar says what is being built and how far along it is."""
-    from ui.gpt.serving import MODEL, loading_state
-
     try:
         if not MODEL.ready():
             box = st.empty()
@@ -218,18 +212,6 @@ def prompt_picker(t) -> Prompt | None:
     if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
         st.caption(t(f"{S}.byte_pieces_seen"))
     return Prompt(text, ids, tokens)
-
-
-def preset_ids(text: str) -> tuple[int, ...]:
-    """A preset's text -> the ids the page reads (prompt_picker: the text's tokens, cut to MAX_PROMPT_TOKENS)."""
-    return encode(text[:MAX_CHARS])[:MAX_PROMPT_TOKENS]
-
-
-@st.cache_resource(show_spinner=False)
-def preset_prompts() -> tuple[tuple[int, ...], ...]:
-    """-> the ids of every preset prompt, in the menu's order: fixed texts, so whatever the page measures on them is
-    the same at every start (kept on disk, ui.gpt.serving.presets_on_disk, and warmed at start-up)."""
-    return tuple(preset_ids(text) for _, text in texts().presets)
 
 
 # ---------------------------------------------------------------- Japanese: byte pieces

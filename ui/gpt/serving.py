@@ -22,6 +22,7 @@ import streamlit as st
 from attention_core.gpt.batching import GenerationRequest, GenerationServer, QueueState
 from attention_core.smollm2.serving import gpt_step_functions
 from attention_core.smollm2.weights import build_progress
+from ui.gpt import presets
 from ui.shared.startup import Background
 
 
@@ -40,8 +41,8 @@ _ROOT = Path(__file__).resolve().parents[2]
 def results_on_disk(name: str, result: type | None = None, sources: tuple = ()):
     """Decorator for a lesson-9 function whose value is the same at every start (a fixed sentence's measurements):
     kept on disk with attention_core.gpt.disk_cache.on_disk, keyed also by the model's code, the lesson's texts
-    (data/gpt.toml), ui/gpt/page.py (encode, shown_tokens) and `sources` (more modules or files the function's value
-    depends on). Put it under @st.cache_resource (or @st.cache_data)."""
+    (data/gpt.toml), ui/gpt/page.py (shown_tokens), ui/gpt/presets.py (encode) and `sources` (more modules or files
+    the function's value depends on). Put it under @st.cache_resource (or @st.cache_data)."""
     from attention_core import attention  # noqa: PLC0415 - softmax, under the model's and the measurements' code
     from attention_core.gpt import disk_cache  # noqa: PLC0415
     from attention_core.gpt_studies import heads  # noqa: PLC0415
@@ -50,6 +51,7 @@ def results_on_disk(name: str, result: type | None = None, sources: tuple = ()):
     return disk_cache.on_disk(name, model_file=weights.gguf_path, result=result,
                               sources=(model, tokenizer, heads, weights, attention,
                                        _ROOT / "data" / "gpt.toml", _ROOT / "ui" / "gpt" / "page.py",
+                                       _ROOT / "ui" / "gpt" / "presets.py",
                                        _ROOT / "ui" / "shared" / "gpt_models.py", *sources))
 
 
@@ -63,9 +65,7 @@ def presets_on_disk(name: str, result: type | None = None, sources: tuple = ()):
 
         @functools.wraps(fn)
         def cached(ids, *args):
-            from ui.gpt.page import preset_prompts  # noqa: PLC0415 - page.py imports this module
-
-            return (stored if tuple(ids) in preset_prompts() else fn)(ids, *args)
+            return (stored if tuple(ids) in presets.preset_prompts() else fn)(ids, *args)
 
         return cached
 
