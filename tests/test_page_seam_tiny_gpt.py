@@ -33,6 +33,24 @@ MEANING = {"en": {"repeated": "repeated", "unrepeated": "unrepeated", "two_layer
                   "all_heads": "すべて"}}  # lesson 9's study: two sets of 8 repeated random sequences
 
 
+# the series' and markers' labels, pinned the same way: (words each must hold, words it must not)
+SERIES_MEANING = {"en": {"ind_series": ("induction", "previous"), "prev_series": ("previous", "induction"),
+                         "heads_off": ("without", "with "), "plateau_label": ("bound", "formed"),
+                         "formed_label": ("formed", "bound")},
+                  "ja": {"ind_series": ("インダクション", "直前"), "prev_series": ("直前", "インダクション"),
+                         "heads_off": ("なし", "あり"), "plateau_label": ("目安", "形成"),
+                         "formed_label": ("形成", "目安")}}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_each_series_label_means_what_it_says(lang):
+    """A swap of two labels (the induction and previous-token series, the bound and the "formed" marker) fails here:
+    the other tests find a series by the locale's own label, so they cannot see one."""
+    w = strings(lang)
+    for key, (holds, lacks) in SERIES_MEANING[lang].items():
+        assert holds in w[f"tiny_gpt.{key}"] and lacks not in w[f"tiny_gpt.{key}"], (key, w[f"tiny_gpt.{key}"])
+
+
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     from attention_core.tiny_gpt import store

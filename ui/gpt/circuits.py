@@ -15,12 +15,10 @@ import pyarrow as pa
 import streamlit as st
 
 from attention_core import smollm2
-from attention_core.smollm2 import interventions
-from attention_core.gpt_studies import heads, ordinary_text
+from attention_core.gpt_studies import heads
 from attention_core.gpt import disk_cache
 from attention_core.smollm2 import model as gpt_model, weights as gpt_weights
 from attention_core.measure import head_stats
-from attention_core.presets import DATA_DIR
 from attention_core.gpt.sampling import sampling_probs
 from attention_core.smollm2.serving import greedy_continuation
 from charts.gpt import grouped_bars, induction_map, layer_profile
@@ -32,6 +30,7 @@ from ui.gpt.page import (S, Prompt, answer_for, encode, japanese_facts, model, p
                          shown_tokens, texts, token_list, untrained)
 from ui.gpt.mask import leak_test, minimal_pair_sentences, referent_study
 from ui.gpt.next_token import Knobs, chat_top, distribution
+from ui.shared.held_out_text import held_out_score
 from ui.shared.startup import register_startup
 from ui.gpt.page import UNTRAINED_SEED
 from ui.gpt.serving import MODEL, presets_on_disk, results_on_disk
@@ -175,19 +174,15 @@ def heads_table(t, s: Study, prompt: Prompt | None) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
-@st.cache_resource(show_spinner=False)
-@results_on_disk("ordinary-text-head", sources=(ordinary_text, interventions, DATA_DIR / f"{ordinary_text.PRESET_NAME}.toml"))
-def on_ordinary_text(head: tuple[int, int]) -> float:
-    """-> the head's mean weight, from the later tokens of the made-up name in lesson 10's first paragraph, on what
-    followed the same token before (lesson 10's "On ordinary text" shows it with its interval and baselines). The
-    same at every start: kept on disk."""
-    weights, tokenizer = model()
-    paragraph = ordinary_text.paragraphs()[0]
-    ids = tokenizer.encode(paragraph.text)
-    attention, logits = ordinary_text.head_reading(weights, ids, head)
-    lengths = [len(tokenizer.token_bytes(i)) for i in ids]
-    return float(ordinary_text.name_reading(ids, lengths, paragraph.text, paragraph.name, attention,
-                                            logits).inside.weight.mean())
+def held_out_sentence_values(head: tuple[int, int]) -> dict:
+    """-> the head's score on the held-out paragraphs of ordinary text, formatted for induction_limits."""
+    score = held_out_score(head)
+    weight, low, high = score.mean
+    top = score.top_count
+    k_low, k_high = top.interval
+    return {"paragraphs": score.paragraphs, "tokens": top.n, "weight": f"{weight:.2f}", "low": f"{low:.2f}",
+            "high": f"{high:.2f}", "k": top.k, "k_low": f"{100 * k_low:.0f}", "k_high": f"{100 * k_high:.0f}",
+            "uniform": f"{float(score.uniform.mean()):.3f}", "untrained": f"{float(score.untrained.mean()):.3f}"}
 
 
 @guarded_fragment
@@ -232,7 +227,7 @@ def induction_section(t, prompt: Prompt | None = None) -> None:
                       largest=f"{rope_check['largest']:.1f}", k=FILLER_TOKENS, head=f"L{s.previous[0]}H{s.previous[1]}",
                       before=f"{rope_check['before']:.2f}", after=f"{rope_check['after']:.2f}"))
     st.caption(t(f"{S}.induction_limits", total=2 * s.sequences, head=f"L{s.picked[0]}H{s.picked[1]}",
-                 weight=f"{on_ordinary_text(s.picked):.2f}"))
+                 **held_out_sentence_values(s.picked)))
     st.page_link("lessons/heads.py", label=t("nav.heads"), icon=":material/arrow_forward:")  # where it is shown
     csv_download(t(f"{S}.csv_heads"), heads_table(t, s, prompt), "gpt_heads.csv", key="gpt_heads_csv")
     copy_section(t)
@@ -321,14 +316,14 @@ WARM = register_startup("gpt-lesson", warm_lesson)
 def store_results() -> None:
     """Every lesson-9 result that is the same at every start and kept on disk, computed now where it is missing:
     the repeated-sequence study, the famous sentence (its pair, its other last words), Japanese, the picked head on
-    lesson 10's paragraph, and on every preset prompt what its questions' answers read (the chat format's top
-    tokens, the leak test, the rotary check, the sink's random first token). dev.py and the image's build call it,
-    so no server start computes them; the start-up thread (warm_answers) then only reads them."""
+    the held-out paragraphs of ordinary text, and on every preset prompt what its questions' answers read (the chat
+    format's top tokens, the leak test, the rotary check, the sink's random first token). dev.py and the image's
+    build call it, so no server start computes them; the start-up thread (warm_answers) then only reads them."""
     s = study()
     minimal_pair_sentences()
     japanese_facts()
     referent_study()
-    on_ordinary_text(s.picked)
+    held_out_score(s.picked)
     for ids in preset_prompts():  # as the page asks for them (the same conditions)
         chat_top(ids)
         if len(ids) >= 2:

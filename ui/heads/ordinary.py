@@ -118,6 +118,7 @@ def ordinary_text_section(t, base: Base) -> None:
                   high=f2(high), k=k, k_low=f"{100 * k_low:.0f}", k_high=f"{100 * k_high:.0f}",
                   uniform=f"{float(inside.uniform.mean()):.3f}", untrained=f"{float(raw.inside.weight.mean()):.3f}",
                   sink=f2(float(inside.on_first.mean()))))
+    held_out_sentence(t, head, label)
     copied = reading.continued
     if copied.positions.size:
         st.markdown(t(f"{S}.probability", n=copied.positions.size, first=f"{float(np.nanmean(copied.p_first)):.3f}",
@@ -128,3 +129,13 @@ def ordinary_text_section(t, base: Base) -> None:
                   others=others.positions.size,
                   others_weight=f2(float(others.weight.mean())) if others.positions.size else "—"))
     st.caption(t(f"{S}.limits", head=label))
+
+
+def held_out_sentence(t, head: tuple[int, int], label: str) -> None:
+    """The same head on the held-out paragraphs (never offered here, never used to pick it): one paragraph is one draw."""
+    score = held_out_score(head)
+    weight, low, high = score.mean
+    top = score.top_count
+    st.markdown(t(f"{S}.held_out", head=label, paragraphs=score.paragraphs, weight=f2(weight), low=f2(low),
+                  high=f2(high), k=top.k, tokens=top.n, uniform=f"{float(score.uniform.mean()):.3f}",
+                  untrained=f"{float(score.untrained.mean()):.3f}"))
