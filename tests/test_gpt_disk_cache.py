@@ -263,7 +263,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
         real = module.run
         monkeypatch.setattr(module, "run", lambda *a, _real=real, **k: (
             threading.get_ident() == here and passes.append(1), _real(*a, **k))[1])
-    functions = (mask.referent_study, circuits.on_ordinary_text, next_token.chat_top, mask.leak_test,
+    functions = (mask.referent_study, circuits.held_out_score, next_token.chat_top, mask.leak_test,
                  circuits.rotary_check, circuits.random_first)
 
     def restart():
@@ -275,12 +275,12 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
     circuits.store_results()
     s = circuits.study()
     presets = page.preset_prompts()
-    computed = {"referent": vars(mask.referent_study()), "ordinary": circuits.on_ordinary_text(s.picked),
+    computed = {"referent": vars(mask.referent_study()), "ordinary": circuits.held_out_sentence_values(s.picked),
                 "chat": [next_token.chat_top(ids) for ids in presets],
                 "leak": [vars(mask.leak_test(ids)) for ids in presets],
                 "rotary": [circuits.rotary_check(ids, s.previous) for ids in presets],
                 "first": [circuits.random_first(ids) for ids in presets]}
-    for name in ("referent-study", "ordinary-text-head", "chat-top", "leak-test", "rotary-check", "random-first"):
+    for name in ("referent-study", "ordinary-text-held-out", "chat-top", "leak-test", "rotary-check", "random-first"):
         assert list(tmp_path.rglob(f"{name}-*.json")), name
     restart()
     passes.clear()
@@ -288,7 +288,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
     circuits.warm_answers()
     own_passes = sum(1 + (len(ids) >= 3) for ids in presets)  # each preset's pass, and the untrained copy's
     assert len(passes) == own_passes
-    again = {"referent": vars(mask.referent_study()), "ordinary": circuits.on_ordinary_text(s.picked),
+    again = {"referent": vars(mask.referent_study()), "ordinary": circuits.held_out_sentence_values(s.picked),
              "chat": [next_token.chat_top(ids) for ids in presets],
              "leak": [vars(mask.leak_test(ids)) for ids in presets],
              "rotary": [circuits.rotary_check(ids, s.previous) for ids in presets],
