@@ -37,6 +37,8 @@ QUESTIONS = {
     "gpt": ("gpt_next_predict", 1, {"en": ["Paris", "77."], "ja": ["Paris", "77."]}),  # its other questions: test_gpt_page
     "heads": ("heads_off_predict", 3, {"en": ["12.0", "rose from", "random sets of 8 heads: median"],  # test_heads_page
                                        "ja": ["12.0", "ナットに上がりました", "ランダムな 8 個の組"]}),
+    "modern": ("modern_gqa_predict", 3, {"en": ["mean total-variation distance", "0 = the same map"],  # test_modern_page
+                                         "ja": ["全変動距離", "0 は同じマップ"]}),
     "tiny_gpt": ("tiny_curves_predict", 1, {"en": ["phase change", "sudden", "drop", "plateau"],  # seed 0: no rest
                                             "ja": ["相転移", "急に", "落ち", "停滞"]}),
 }

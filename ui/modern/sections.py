@@ -53,7 +53,7 @@ def gqa_answer(numbers: study.TextNumbers) -> int:
 def gqa_section(t, ids) -> None:
     st.subheader(t(f"{S}.gqa_title"))
     explanation(t(f"{S}.gqa_explain"))
-    if not predict_then_reveal(t, f"{S}.gqa", 3, lambda: gqa_answer(text_numbers(ids)), key="modern_gqa_predict"):
+    if not predict_then_reveal(t, S, 3, lambda: gqa_answer(text_numbers(ids)), key="modern_gqa_predict"):
         return
     numbers = text_numbers(ids)
     layer = st.slider(t(f"{S}.layer"), 0, GEMMA.n_layer - 1, 0, key="modern_layer", bind="query-params")
