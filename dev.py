@@ -132,7 +132,21 @@ def main(argv: list[str]) -> int:
         if fast:
             rest = ["-m", FAST_MARKERS, *[arg for arg in rest if arg != "--fast"]]
             env["HYPOTHESIS_PROFILE"] = "fast"
-        return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)
+        marker = rest[rest.index("-m") + 1] if "-m" in rest else ""
+        rest = [arg for i, arg in enumerate(rest) if arg != "-m" and (i == 0 or rest[i - 1] != "-m")]
+        if any(not arg.startswith("-") for arg in rest) or "-n" in rest:  # named tests: as asked, one process
+            return subprocess.call([str(PYTHON), "-m", "pytest", *(["-m", marker] if marker else []), *rest],
+                                   cwd=ROOT, env=env)
+        # The whole suite: the tests without a browser spread over one worker a core (pytest-xdist; CI's 2 cores
+        # halve its time), then the browser tests alone, whose servers and waits want the machine to themselves.
+        workers = str(max(1, os.cpu_count() or 1))
+        joined = f"({marker}) and " if marker else ""
+        first = subprocess.call([str(PYTHON), "-m", "pytest", "-n", workers, "-m", f"{joined}not browser", *rest],
+                                cwd=ROOT, env=env)
+        if fast:  # (the fast loop has no browser test)
+            return first
+        second = subprocess.call([str(PYTHON), "-m", "pytest", "-m", f"{joined}browser", *rest], cwd=ROOT, env=env)
+        return first or (0 if second == 5 else second)  # (5: no browser test selected)
     if command == "bench":
         ensure_env("requirements-dev.txt")
         return subprocess.call([str(PYTHON), "-m", "bench", *rest], cwd=ROOT)

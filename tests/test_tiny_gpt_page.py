@@ -6,6 +6,7 @@ every control at its ends with a message, never a traceback."""
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 
@@ -87,9 +88,9 @@ def test_the_builds_store_every_run_the_page_reads_from_disk_once(tmp_path, monk
     want = {(Config(n_layer=layers, n_head=heads, learning_rate=rate), seed, True) for layers in (1, 2)
             for heads in (1, 2) for rate in rates for seed in (0, 1, 2)} | {(Config(), seed, False) for seed in range(3, 10)}
     assert runs.LEARNING_RATES == rates
-    assert runs.store_offered_runs() == len(want) == 67
+    assert runs.store_offered_runs(processes=1) == len(want) == 67
     assert set(trained) == want and len(trained) == len(want)
-    assert runs.store_offered_runs() == 0 and len(trained) == len(want)  # once per machine
+    assert runs.store_offered_runs(processes=1) == 0 and len(trained) == len(want)  # once per machine
     for layers in (1, 2):
         for heads in (1, 2):
             for rate in rates:
@@ -97,6 +98,36 @@ def test_the_builds_store_every_run_the_page_reads_from_disk_once(tmp_path, monk
                     config = Config(n_layer=layers, n_head=heads, learning_rate=rate)
                     assert runs.is_offered(config, seed) == ((config, seed, True) in want)  # no Train button: on disk
     assert not runs.is_offered(Config(learning_rate=0.04), 0) and not runs.is_offered(Config(steps=100), 0)
+
+
+def test_the_build_trains_in_one_child_process_a_core_and_each_run_lands_once(tmp_path, monkeypatch):
+    """The build spreads the missing runs over child processes (one a core): every missing run is written by a child,
+    and what is on disk already is not trained again. The children's trainer is swapped for one that writes an empty
+    file (their environment names the folder: a monkeypatch does not cross into a child)."""
+    import ui.tiny_gpt.runs as runs
+    from attention_core.tiny_gpt import store
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("TEST_PARENT_PID", str(os.getpid()))
+    want = runs.offered_runs()
+    first = want[0]
+    store.run_path(first[0], first[1], runs.EVERY, first[2]).parent.mkdir(parents=True)
+    store.run_path(first[0], first[1], runs.EVERY, first[2]).write_bytes(b"on disk already")
+    assert runs.store_offered_runs(processes=2, train_one=touch_run_file) == len(want) - 1
+    written = sorted(p.name for p in store.cache_root().iterdir())
+    assert written == sorted(store.run_path(c, seed, runs.EVERY, snaps).name for c, seed, snaps in want)
+    assert store.run_path(first[0], first[1], runs.EVERY, first[2]).read_bytes() == b"on disk already"
+    assert {p.read_bytes() for p in store.cache_root().iterdir()} == {b"on disk already", b"trained in a child"}
+
+
+def touch_run_file(config, seed, snapshots) -> None:  # (a child imports it by name: it lives at module level)
+    import os
+
+    from attention_core.tiny_gpt import store
+    from ui.tiny_gpt.runs import EVERY
+
+    assert os.getpid() != int(os.environ["TEST_PARENT_PID"])
+    store.run_path(config, seed, EVERY, snapshots).write_bytes(b"trained in a child")
 
 
 # ---------------------------------------------------------------- the page

@@ -16,6 +16,7 @@ from ui.shared.common import (MAX_CHARS, OWN_TEXT, explanation, md_escape, predi
                               preset_or_own_text)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
+from ui.shared.held_out_text import held_out_score
 from ui.heads.sections import f2  # the lesson's number style
 from ui.heads.study import Base, from_start_up, head_label, model, readable_ids, shown, shown_token, untrained
 

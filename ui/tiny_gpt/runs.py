@@ -11,8 +11,11 @@ process is left running and nothing half-done is kept.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -111,13 +114,25 @@ def offered_runs() -> list[tuple[Config, int, bool]]:
     return with_snapshots + [(DEFAULT, seed, False) for seed in range(SEEDS) if seed not in DEFAULT_SEEDS]
 
 
-def store_offered_runs() -> int:
-    """Train the offered runs missing from disk, in this process, and save them -> how many were trained. Called by
-    the builds (dev.py's, the Dockerfile's), so that no test and no first visitor waits for them (~1-2 min once)."""
-    missing = [(c, seed, snaps) for c, seed, snaps in offered_runs() if not run_path(c, seed, EVERY, snaps).is_file()]
+def _train_offered(config: Config, seed: int, snapshots: bool) -> None:
     with threadpool_limits(limits=1, user_api="blas"):  # its matrices are small: two BLAS threads took 2.7x the CPU
-        for config, seed, snapshots in missing:
-            cached_run(config, seed, EVERY, snapshots)
+        cached_run(config, seed, EVERY, snapshots)
+
+
+def store_offered_runs(processes: int | None = None, train_one=_train_offered) -> int:
+    """Train the offered runs missing from disk and save them -> how many were trained. Called by the builds (dev.py's,
+    the Dockerfile's), so that no test and no first visitor waits for them. One child process a core (each run is
+    single-threaded; a run's file is written atomically, so two builds at once only repeat work). train_one: what
+    trains and saves one run (a module-level function: a child imports it by name)."""
+    missing = [(c, seed, snaps) for c, seed, snaps in offered_runs() if not run_path(c, seed, EVERY, snaps).is_file()]
+    processes = max(1, min(processes or os.cpu_count() or 1, len(missing)))
+    if processes == 1:
+        for args in missing:
+            train_one(*args)
+    else:
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for done in [pool.submit(train_one, *args) for args in missing]:
+                done.result()  # (a failed run raises here, as it would in one process)
     return len(missing)
 
 
