@@ -35,6 +35,15 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _main_module_back():
+    """Streamlit's script runner installs the page it ran as sys.modules["__main__"] and leaves it there; a later test's
+    "spawn" child would run that page again as its __mp_main__ (on an xdist worker that ran an AppTest first)."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="session")
 def glove():
     """The real GloVe 6B 50d vectors, loaded once for the whole test session."""
