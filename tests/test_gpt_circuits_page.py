@@ -50,7 +50,7 @@ def test_the_leak_tests_second_pass_runs_only_for_a_learner_who_answered(monkeyp
         calls.append(tuple(int(i) for i in ids))
         return real(weights, ids, all_logits)
 
-    monkeypatch.setattr(gpt, "forward", counting)  # the package's name, as the page calls it
+    monkeypatch.setattr(smollm2, "forward", counting)  # the package's name, as the page calls it
     monkeypatch.setattr(gpt_model, "forward", counting)  # and the module's, as the model's own functions call it
     text = "The leak test runs only when a learner asks for it, here"  # a prompt no other test or start-up reads
     at = custom(text)
