@@ -21,6 +21,7 @@ from charts.bars import change_bars, weight_bars
 from charts.glove import loss_curve
 from charts.self_attention import outline_row, swap_matrix
 from charts.matrix import attention_heatmap, heatmap_height
+from charts.modern import distance_lines
 from charts.rnn import influence_chart, memory_probe_chart
 from charts.style import ACCENT, MASKED_GREY, SECOND
 from charts.tokens import LINE_TRACE_PREFIX, token_lines
@@ -79,6 +80,10 @@ def _cases() -> dict[str, tuple]:
                                               np.ones(5, dtype=int), names), dict(title="influence")),
         "memory_probe_chart": (memory_probe_chart, (np.array([2, 4, 8]), rows(2, 3), [8, 16], np.ones(3), rows(2, 3, 1),
                                                     probe), dict(title="probe")),
+        "distance_lines_log": (distance_lines, (np.arange(0, 600, 50), {"local": np.linspace(1, 0, 12),
+                                                                         "グローバル": np.linspace(0.5, 0.4, 12)}),
+                               dict(log_x=True, marker=512, marker_label="window 512", title="weight by distance")),
+        "distance_lines_linear": (distance_lines, (np.arange(5), {"a": np.zeros(5)}), {}),
     }
     for source in (causal_figures(), glove_figures(), scaling_calls(), qkv_calls(CASE_QUERY, 1.0)[1], gpt_figures(),
                    heads_figures(), tiny_gpt_figures()):

@@ -53,9 +53,10 @@ def gqa_answer(numbers: study.TextNumbers) -> int:
 def gqa_section(t, ids) -> None:
     st.subheader(t(f"{S}.gqa_title"))
     explanation(t(f"{S}.gqa_explain"))
-    if not predict_then_reveal(t, S, 3, lambda: gqa_answer(text_numbers(ids)), key="modern_gqa_predict"):
-        return
     numbers = text_numbers(ids)
+    kv_bytes_section(t, ids, numbers)  # what sharing saves is arithmetic on the config: it does not answer the question
+    if not predict_then_reveal(t, S, 3, lambda: gqa_answer(numbers), key="modern_gqa_predict"):
+        return
     layer = st.slider(t(f"{S}.layer"), 0, GEMMA.n_layer - 1, 0, key="modern_layer", bind="query-params")
     labels = [shown(i) for i in ids]
     columns = st.columns(2)
@@ -68,7 +69,6 @@ def gqa_section(t, ids) -> None:
                   within_pairs=spread.within_pairs, between_pairs=spread.between_pairs, layer=layer,
                   here=f2(float(spread.by_group[layer, 0])), lowest=f2(float(spread.by_group.min())),
                   highest=f2(float(spread.by_group.max()))))
-    kv_bytes_section(t, ids, numbers)
 
 
 def kv_bytes_section(t, ids, numbers: study.TextNumbers) -> None:
