@@ -157,6 +157,7 @@ def test_chart_titles_wrap_and_no_text_is_too_small_on_a_phone(phone, app_url, u
     page needs the server's start-up study first: tests/test_phone_charts.py holds their builders' titles and legends)."""
     open_page(phone, app_url, url_path, "lang=en")
     boxes = phone.locator("[data-testid='stPlotlyChart']")
+    boxes.first.wait_for(timeout=120_000)  # each page draws one at its defaults (a busy server settles it later)
     for i in range(boxes.count()):  # (Streamlit draws a chart as it comes into view)
         boxes.nth(i).scroll_into_view_if_needed()
         boxes.nth(i).locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
