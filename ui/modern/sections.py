@@ -115,8 +115,9 @@ def window_section(t) -> None:
     local = [layer for layer in range(GEMMA.n_layer) if layer not in GEMMA.global_layers]
     show_plotly(figure_spec(grouped_bars, list(range(GEMMA.n_layer)),
                             {t(f"{S}.window_past"): past.mean(axis=1), t(f"{S}.window_start"): on_start.mean(axis=1)},
-                            title=t(f"{S}.window_chart", tokens=summary["tokens"], queries=summary["queries"]),
-                            value_label=t("common.weight"), fmt=".2f"), key="modern_window_bars")
+                            title=t(f"{S}.window_chart"), value_label=t("common.weight"), fmt=".2f"),
+                key="modern_window_bars")
+    st.caption(t(f"{S}.window_chart_note", tokens=summary["tokens"], queries=summary["queries"]))
     last = summary["last_row"]
     n = summary["tokens"]
     distances = list(range(n))
