@@ -232,3 +232,25 @@ def test_limits_doc_states_the_numbers_of_the_code():
     expected += [f"{lo} to {hi}" for lo, hi in slider_ranges_in_code().values()]
     assert [e for e in expected if e not in doc] == []
     assert set(slider_ranges_in_code()) >= {"rnn_hidden", "rnn_radius", "qkv_q_", "sa_cutoff", "glove_train_steps"}
+
+
+def test_every_text_box_takes_a_long_paste_and_is_cut_on_the_page():
+    """A box whose max_chars is below the paste refuses it whole and silently (issue 40 item 22: a 10,000-character
+    name): every lesson's text box takes BOX_CHARS and is one of LONG_TEXT_BOXES, which the frame cuts with a notice."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    boxes = {}
+    for path in [*root.joinpath("ui").rglob("*.py"), *root.joinpath("lessons").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("text_input", "text_area"):
+                kw = {k.arg: k.value for k in node.keywords}
+                key = kw["key"].value if isinstance(kw.get("key"), ast.Constant) else None
+                if key is None or "disabled" in kw:  # (a read-only box: the class's links)
+                    continue
+                limit = kw.get("max_chars")
+                boxes[key] = limit.id if isinstance(limit, ast.Name) else ast.dump(limit) if limit else None
+    assert {"heads_name", "heads_text_name", "gpt_name", "modern_ja_text"} <= set(boxes)
+    assert {key: limit for key, limit in boxes.items() if limit != "BOX_CHARS"} == {}
+    assert set(boxes) - set(LONG_TEXT_BOXES) == set()

@@ -20,7 +20,7 @@ from charts.bars import change_bars
 from charts.causal import generation_animation, masked_scores_heatmap, weights_heatmap
 from charts.style import ACCENT, SECOND
 from ui.shared.common import (
-    BOX_CHARS, MAX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes,
+    BOX_CHARS, bounded_slider, csv_download, data_table, explanation, guarded_fragment, heatmap_axes,
     md_escape, predict_then_reveal, text_limits,
 )
 from ui.shared.display import on_touch_device, show_plotly
@@ -182,7 +182,7 @@ def section_leak(t, s: Sentence) -> None:
                         format_func=lambda k: t(f"causal.leak_how_{k}"))
     new_vector, new_name = replacement_vector(s.X, s.seed), t("causal.random_vector")
     if how == "word":
-        word = l3.text_input(t("causal.leak_word"), value="dog", max_chars=MAX_CHARS, key="causal_leak_word",
+        word = l3.text_input(t("causal.leak_word"), value="dog", max_chars=BOX_CHARS, key="causal_leak_word",
                              bind="query-params")
         repl = tokenize(word)[:1]
         W1 = word_vectors(tuple(repl), s.use_glove, 0 if s.use_glove else s.seed, _kv=s.kv)[0] if repl else None

@@ -22,7 +22,7 @@ from attention_core.measure import head_stats
 from attention_core.gpt.sampling import sampling_probs
 from attention_core.smollm2.serving import greedy_continuation
 from charts.gpt import grouped_bars, induction_map, layer_profile
-from ui.shared.common import (MAX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
+from ui.shared.common import (BOX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
                               predict_then_reveal)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
@@ -261,7 +261,7 @@ def copied_name(name: str) -> dict:
 
 def copy_section(t) -> None:
     st.markdown(f"**{t(f'{S}.copy_title')}**")
-    name = st.text_input(t(f"{S}.copy_name"), value=texts().copy_name, max_chars=MAX_CHARS, key="gpt_name",
+    name = st.text_input(t(f"{S}.copy_name"), value=texts().copy_name, max_chars=BOX_CHARS, key="gpt_name",
                          bind="query-params")
     if not name.strip():
         st.warning(t(f"{S}.copy_empty"))

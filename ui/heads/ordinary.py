@@ -12,7 +12,7 @@ from attention_core.gpt_studies import causal_study as cs
 from attention_core.gpt_studies import ordinary_text as ot
 from attention_core.measure import head_stats
 from charts.heads import repeat_arrows
-from ui.shared.common import (MAX_CHARS, OWN_TEXT, explanation, md_escape, predict_then_reveal,
+from ui.shared.common import (BOX_CHARS, OWN_TEXT, explanation, md_escape, predict_then_reveal,
                               preset_or_own_text)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
@@ -63,7 +63,7 @@ def paragraph_picker(t) -> tuple[str, str, tuple[int, ...]] | None:
         name = known[text]
         st.caption(t(f"{S}.name_given", name=md_escape(name)))
     else:
-        name = st.text_input(t(f"{S}.name_box"), value=built_in[0].name, max_chars=MAX_CHARS, key="heads_text_name",
+        name = st.text_input(t(f"{S}.name_box"), value=built_in[0].name, max_chars=BOX_CHARS, key="heads_text_name",
                              bind="query-params").strip()
     ids = readable_ids(t, text, MAX_PARAGRAPH_TOKENS, f"{S}.empty", f"{S}.too_long")
     if ids is None:

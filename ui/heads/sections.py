@@ -14,7 +14,7 @@ from attention_core.measure import head_stats
 from charts.gpt import grouped_bars
 from charts.heads import ablation_band, head_scatter, interval_bars, rank_by_layer
 from charts.matrix import attention_heatmap
-from ui.shared.common import (MAX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+from ui.shared.common import (BOX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
                               preset_or_own_text)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
@@ -167,7 +167,7 @@ def own_heads_section(t, base: Base, band: Band) -> None:
         chosen = own_choices(band)[k]  # (each choice with the default name is computed at start-up, kept on disk)
     mean = st.toggle(t(f"{S}.own_mean"), value=True, key="heads_own_mean", bind="query-params")
     own_why(t, band)
-    name = st.text_input(t(f"{S}.own_name"), value=texts().copy_name, max_chars=MAX_CHARS, key="heads_name",
+    name = st.text_input(t(f"{S}.own_name"), value=texts().copy_name, max_chars=BOX_CHARS, key="heads_name",
                          bind="query-params").strip()
     losses = own_losses(chosen, mean)
     clean = float(a.clean.mean())

@@ -14,7 +14,7 @@ from charts.matrix import attention_heatmap
 from charts.modern import distance_lines
 from ui.modern.page import (S, japanese_heads, readable_ids, shown, smollm2_cache_bytes, smollm2_pieces,
                             text_numbers, texts, window_summary)
-from ui.shared.common import explanation, heatmap_axes, md_escape, predict_then_reveal
+from ui.shared.common import BOX_CHARS, explanation, heatmap_axes, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 
@@ -192,7 +192,7 @@ def japanese_answer(result: dict) -> int:
 def japanese_section(t) -> None:
     st.subheader(t(f"{S}.ja_title"))
     explanation(t(f"{S}.ja_explain"))
-    text = st.text_input(t(f"{S}.ja_text"), value=texts().japanese, max_chars=10_000, key="modern_ja_text",
+    text = st.text_input(t(f"{S}.ja_text"), value=texts().japanese, max_chars=BOX_CHARS, key="modern_ja_text",
                          bind="query-params")
     ids = readable_ids(t, text, "ja")
     if ids is None:

@@ -31,7 +31,8 @@ MAX_TOKENS = 40
 # whole and silently, so a 10,000-character paste must fit and be cut on the page instead.
 BOX_CHARS = 100_000
 LONG_TEXT_BOXES = ("rnn_text", "causal_text", "glove_sentence", "transformer_text", "pretrained_text",
-                   "gpt_text", "heads_lens_text", "heads_text_text")  # sentence boxes that take BOX_CHARS
+                   "gpt_text", "heads_lens_text", "heads_text_text", "heads_name", "heads_text_name", "modern_text",
+                   "modern_ja_text", "causal_leak_word", "gpt_name")  # text boxes that take BOX_CHARS
 
 
 def keep_what_is_read(link_params: dict[str, str]) -> dict[str, int]:
