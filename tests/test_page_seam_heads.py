@@ -15,7 +15,8 @@ import pytest
 from attention_core.blas import single_blas_thread
 from attention_core.smollm2 import weights as gpt_weights
 from tests.apptest_utils import assert_clean, decode_array, open_page
-from tests.seam import LOCALES, figure, find_sentence, number, strings, texts
+from tests.seam import LOCALES, figure, find_sentence, find_sentences, number, strings, texts
+from tests.test_predictions import shown_before
 
 try:
     gpt_weights.gguf_path()
@@ -51,6 +52,7 @@ def sets():
     return heads.induction_sets(SEQUENCES, PERIOD)
 
 
+@functools.lru_cache(maxsize=None)  # (several tests ask for the same heads: one pass each per process)
 def second_copy_loss(ablate=()) -> np.ndarray:
     """The scoring set's second-copy loss per sequence through model.py's pass (not interventions.py)."""
     weights = smollm2.default_model()[0]
@@ -80,10 +82,22 @@ def answer_all(at):
 
 
 @functools.lru_cache(maxsize=None)
+def opened(lang: str):
+    """The page opened once per language: (what it showed before any answer, each question's text above it, the
+    page with every question answered). The tests below only read it (each opened it again before: about 8 s of the
+    fast loop each)."""
+    at = open_page("heads", lang)
+    assert_clean(at)
+    before = (texts(at), charts(at), {key: shown_before(at, key) for key in ANSWERS})
+    return before, answer_all(at)
+
+
 def answered(lang: str):
-    """The page with every question answered, opened once per language: the tests below only read it (each opened
-    it again before: about 8 s of the fast loop each)."""
-    return answer_all(open_page("heads", lang))
+    return opened(lang)[1]
+
+
+def charts(at) -> list[str]:
+    return [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
