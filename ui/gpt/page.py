@@ -21,8 +21,8 @@ from ui.shared.common import MAX_CHARS, explanation, guarded_fragment, md_escape
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 # the model, its untrained copy, the install hint, how a token is shown and data/gpt.toml's texts: shared with lesson 10
-from ui.shared.gpt_models import (INSTALL_COMMAND, SHOWN, UNTRAINED_SEED, GPTTexts, model, shown_token,  # noqa: F401
-                                  texts, untrained)
+from ui.shared.gpt_models import (INSTALL_COMMAND, JAPANESE, SHOWN, UNTRAINED_SEED, GPTTexts,  # noqa: F401
+                                  gemma_pieces, model, shown_token, texts, untrained)
 # a preset's ids and the token limit: read by the disk decorator under the page's measurements too (ui/gpt/serving.py)
 from ui.gpt.presets import MAX_PROMPT_TOKENS, encode, preset_ids, preset_prompts  # noqa: F401
 
@@ -211,7 +211,21 @@ def prompt_picker(t) -> Prompt | None:
         st.caption(t(f"{S}.control_lookalike"))
     if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
         st.caption(t(f"{S}.byte_pieces_seen"))
+    if JAPANESE.search(text):
+        propose_gemma(t, text, tokens)
     return Prompt(text, ids, tokens)
+
+
+def propose_gemma(t, text: str, tokens: tuple[str, ...]) -> None:
+    """A Japanese prompt: SmolLM2's byte pieces of it beside Gemma 3's tokens, and the lesson that runs Gemma."""
+    pieces = gemma_pieces(text)
+    bytes_only = sum(1 for tok in tokens if tok.startswith("<") and tok.endswith(">") and len(tok) > 2)
+    if pieces is None:
+        st.info(t(f"{S}.ja_prompt_no_gemma", n=len(tokens), pieces=bytes_only), icon=":material/translate:")
+        return
+    st.info(t(f"{S}.ja_prompt", chars=len(text), n=len(tokens), pieces=bytes_only, m=len(pieces),
+              tokens=token_list(pieces)), icon=":material/translate:")
+    st.page_link("lessons/modern.py", label=t("nav.modern"), icon=":material/arrow_forward:")
 
 
 # ---------------------------------------------------------------- Japanese: byte pieces
@@ -238,4 +252,9 @@ def japanese_section(t) -> None:
                  english_text=english_text, words=len(english_text.split()))
                if facts["round_trip"] else t(f"{S}.ja_no_round_trip"))
     st.markdown(t(f"{S}.ja_next", tokens=token_list(shown_tokens(facts["top"]))))
+    pieces = gemma_pieces(facts["text"])
+    if pieces is None:
+        st.caption(t(f"{S}.ja_gemma_missing"))
+    else:
+        st.markdown(t(f"{S}.ja_gemma", n=len(pieces), tokens=token_list(pieces)))
     _explain(t, "ja_explain")

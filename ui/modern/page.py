@@ -15,7 +15,7 @@ from attention_core.gpt_studies import modern as study
 from attention_core.measure.head_stats import split
 from attention_core.presets import read_preset
 from ui.shared.common import BOX_CHARS, MAX_CHARS, md_escape
-from ui.shared.gpt_models import model as smollm2_model, shown_token as smollm2_token
+from ui.shared.gpt_models import gemma_model, model as smollm2_model, shown_token as smollm2_token
 
 S = "modern"
 MAX_TEXT_TOKENS = 64  # a learner's text is cut here (with a notice): a pass over it stays under a second of CPU
@@ -48,10 +48,7 @@ def texts() -> ModernTexts:
 
 # ---------------------------------------------------------------- the model
 
-@st.cache_resource(show_spinner=False)
-def model():
-    """-> (weights, tokenizer) of Gemma 3 270M; GemmaUnavailable when its packages are missing."""
-    return gemma.default_model()
+model = gemma_model  # -> (weights, tokenizer) of Gemma 3 270M, once per process (shared with lesson 9)
 
 
 def model_or_message(t) -> bool:

