@@ -14,7 +14,7 @@ from tests.seam import strings
 def _blank_app():
     import streamlit as st
 
-    from ui.heads.study import readable_ids
+    from ui.heads.results import readable_ids
 
     st.session_state["ids"] = readable_ids(lambda key, **_: key, st.session_state.get("text", ""), 64, "empty", "long")
 

@@ -223,6 +223,8 @@ def test_the_patching_as_shown(lang, ready):
 class Pending:
     """A start-up work still running (the first visit on a machine without the stored study)."""
 
+    runs = 1  # started once (the waiting box reruns the page when this changes: a failed work started again)
+
     def start(self):
         pass
 

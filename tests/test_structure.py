@@ -120,22 +120,16 @@ def test_the_core_has_no_import_cycle():
     assert_no_cycle(import_graph(CORE))
 
 
-# lesson 10's circle is still open (ui/heads/study.py's start-up work imports ordinary.py inside a function, and
-# ordinary.py imports study.py): its fix, a registry that imports the sections, is not in yet; every other room is held
-UI_CYCLE_PENDING = "ui.heads"
-
-
 def test_the_ui_has_no_import_cycle():
     """The same over the ui packages and the core together: a section's start-up work, a disk decorator and the page
     it serves import one way (a registry imports the sections; a module both sides need sits below both)."""
-    pending = lambda name: name == UI_CYCLE_PENDING or name.startswith(UI_CYCLE_PENDING + ".")  # noqa: E731
     graph = import_graph(ROOT / "ui", CORE)
-    assert any(map(pending, graph)) and "ui.gpt.serving" in graph  # (the rooms are read)
-    assert_no_cycle({name: {n for n in found if not pending(n)} for name, found in graph.items() if not pending(name)})
+    assert "ui.heads.study" in graph and "ui.gpt.serving" in graph  # (the rooms are read)
+    assert_no_cycle(graph)
 
 
 def test_the_cycle_check_finds_a_lazy_cycle(tmp_path, monkeypatch):
-    """assert_no_cycle fails on a circle closed by an import inside a function (as ui/heads/study.py's still does)."""
+    """assert_no_cycle fails on a circle closed by an import inside a function (as ui/heads/study.py's once did)."""
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     room = tmp_path / "ui" / "lesson"
     room.mkdir(parents=True)

@@ -1,5 +1,6 @@
-"""The lesson "What heads do": lesson 9's GPT tested causally. Read study.py first (the model, the texts, the two
-sets of repeated random sequences and the start-up work stored on disk), then sections.py in the page's order:
+"""The lesson "What heads do": lesson 9's GPT tested causally. Read results.py first (the model, the texts, the two
+sets of repeated random sequences and the start-up work stored on disk; study.py registers the start-up work that
+calls every section, waiting.py is what the page shows while it runs), then sections.py in the page's order:
 switch them off (and the learner's own heads), a head needs another, does the model decide "it" at all
 (referent.py: its behaviour, then patching), reading the layers, weight is not influence, and on ordinary text
 (ordinary.py: the induction head on a paragraph with a repeated name). The math is in

@@ -18,7 +18,7 @@ from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 from ui.shared.held_out_text import held_out_score
 from ui.heads.sections import f2  # the lesson's number style
-from ui.heads.study import Base, from_start_up, head_label, model, readable_ids, shown, shown_token, untrained
+from ui.heads.results import Base, from_start_up, head_label, model, readable_ids, shown, shown_token, untrained
 
 S = "heads_ordinary"
 MAX_PARAGRAPH_TOKENS = 160  # the arrows stay readable and one pass stays well under a second

@@ -2,7 +2,7 @@
 behaviour first (counted on words the claim was not found on, against chance), then patching the two runs of
 "...too tired" / "...too wide" per head and per layer x position: what moves the logit difference between them.
 
-The study (attention_core/gpt_studies/referent_study.py) is start-up work, once per server and kept on disk (ui/heads/study.py's
+The study (attention_core/gpt_studies/referent_study.py) is start-up work, once per server and kept on disk (ui/heads/results.py's
 `stored`): it waits for the start-up work registered before it, so it never delays another lesson's. The texts:
 lesson 9's sentence, nouns, words and question (data/gpt.toml) and the held-out words (data/heads.toml [referent])."""
 
@@ -22,7 +22,8 @@ from attention_core.presets import read_preset
 from charts.heads import interval_bars
 from charts.transformer import feature_heatmap
 from ui.shared.gpt_models import texts as lesson9_texts  # the famous sentence, its words and its question: lesson 9's
-from ui.heads.study import BAND_WAIT, STUDY_SOURCES, head_label, model, shown_token, stored, stored_folder
+from ui.heads.results import BAND_WAIT, STUDY_SOURCES, head_label, model, shown_token, stored, stored_folder
+from ui.heads.waiting import fill_in_when_done  # the waiting box that reruns the page once the study is done
 from ui.shared.common import data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
@@ -185,10 +186,15 @@ def study_or_progress(t) -> ReferentResult | None:
     if phase == "failed":
         st.warning(t(f"{S}.failed", detail=md_escape(STATUS.detail)))
         return None
-    key = "waiting" if phase == "waiting" else "running"
-    st.info(t(f"{S}.{key}", done=done, total=total or "…", words=len(referent_texts().words)),
-            icon=":material/hourglass_top:")
+    fill_in_when_done(t, REFERENT, referent_message)  # (the page reruns by itself once the study is done)
     return None
+
+
+def referent_message(t) -> str:
+    """-> what the study is doing: waiting for the earlier start-up work, or how many of its runs are done."""
+    phase, done, total = STATUS.read()
+    key = "waiting" if phase == "waiting" else "running"
+    return t(f"{S}.{key}", done=done, total=total or "…", words=len(referent_texts().words))
 
 
 # ---------------------------------------------------------------- the section

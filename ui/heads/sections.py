@@ -1,10 +1,11 @@
 """The sections of "What heads do", in the page's order: switch them off (and the learner's own heads), a head needs
 another (K-composition), reading the layers (the logit lens), weight is not influence (the sink). Each asks its
-question before it shows what answers it; every number is formatted here from the study (ui/heads/study.py)."""
+question before it shows what answers it; every number is formatted here from the study (ui/heads/results.py)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
@@ -14,12 +15,12 @@ from attention_core.measure import head_stats
 from charts.gpt import grouped_bars
 from charts.heads import ablation_band, head_scatter, interval_bars, rank_by_layer
 from charts.matrix import attention_heatmap
-from ui.shared.common import (BOX_CHARS, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
+from ui.shared.common import (BOX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape, predict_then_reveal,
                               preset_or_own_text)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.heads.study import (ALL_HEADS, MAX_NAME_TOKENS, MAX_PROMPT_TOKENS, OWN_KS, PERIOD, S, Band, Base, encode,
-                            head_label, lens_of, model, own_choices, own_losses, own_name, readable_ids, shown, shown_token, texts)
+from ui.heads.results import (ALL_HEADS, MAX_NAME_TOKENS, MAX_PROMPT_TOKENS, OWN_KS, PERIOD, S, Band, Base, encode,
+                              head_label, lens_of, model, own_choices, own_losses, own_name, readable_ids, shown, shown_token, texts)
 from ui.shared.links import url_selectbox
 
 SHOWN_K = 8  # the k the first question and the headline sentence are about
@@ -110,6 +111,15 @@ def switch_off_section(t, base: Base, band: Band | None) -> None:
         t(f"{S}.col_sink_zero"): [round(float(v), 2) for v in a.sink_zero.mean(axis=1)],
     })
     data_table(table, hide_index=True, key="heads_off_table", wrap=True)  # long headers: st.table wraps them
+    quantiles = {kind: np.quantile(draws_k, [0.05, 0.5, 0.95], axis=1) for kind, draws_k in
+                 (("zero", a.random_zero), ("mean", a.random_mean))}
+    csv_download(t(f"{S}.off_csv"), pd.DataFrame({  # the figure's numbers, unrounded but for noise (4 places)
+        t(f"{S}.col_k"): list(a.ks), t(f"{S}.series_induction_zero"): a.induction_zero.mean(axis=1).round(4),
+        t(f"{S}.series_induction_mean"): a.induction_mean.mean(axis=1).round(4),
+        **{t(f"{S}.csv_random_{kind}", q=q): quantiles[kind][i].round(4) for kind in ("zero", "mean")
+           for i, q in enumerate((5, 50, 95))},
+        t(f"{S}.col_percentile"): [round(a.percentile(i), 1) for i in range(len(a.ks))],
+        t(f"{S}.series_sink_zero"): a.sink_zero.mean(axis=1).round(4)}), "heads_switch_off.csv", key="heads_off_csv")
     st.caption(t(f"{S}.off_limits", picking=a.sequences[0], scoring=a.sequences[1], draws=draws.size))
     high_draws_sentence(t, base, band)
     writers_section(t, base, band)
@@ -372,4 +382,8 @@ def influence_section(t, base: Base, band: Band | None) -> None:
                   strong_median=f"{split.strong_median:+.3f}", rest_median=f"{split.rest_median:+.3f}",
                   difference=f"{split.strong_median - split.rest_median:+.3f}", permutations=f"{PERMUTATIONS:,}",
                   p95=f"{split.permuted_p95:+.3f}", p=f"{split.p_value:.4f}"))
+    csv_download(t(f"{S}.scatter_csv"), pd.DataFrame({t(f"{S}.col_head"): names, t(f"{S}.scatter_x"): weight.round(4),
+                                                     t(f"{S}.csv_induction"): induction.round(4),
+                                                     t(f"{S}.scatter_y"): effect.round(4)}),
+                 "heads_every_head.csv", key="heads_scatter_csv")
     st.caption(t(f"{S}.sink_limits"))
