@@ -203,3 +203,42 @@ def test_numbers_follow_the_house_style_and_japanese_shows_no_english(lang, resu
     assert number_style_problems(at, lang) == []
     if lang == "ja":
         assert english_leaks(visible_texts(at)) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_an_answered_page_offers_its_figures_numbers_as_csv(lang, results, monkeypatch):
+    """Issue 40 item 21: the switch-off figure's numbers (the zeroed curve against model.py's own pass, the random
+    band's quantiles against the stored draws) and every head's point of the scatter, headers in the page's language."""
+    import csv
+    import io
+
+    from tests.apptest_utils import recorded_downloads
+
+    files = recorded_downloads(monkeypatch)
+    at = answer_all(open_page("heads", lang))
+    base, band = results
+    a, w = band.ablation, strings(lang)
+    buttons = {b.key: b for b in at.get("download_button")}
+
+    def rows(key):
+        data = files[buttons[key].proto.url]
+        assert data.startswith(b"\xef\xbb\xbf")
+        return list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+
+    off = rows("heads_off_csv")
+    assert off[0][:3] == [w["heads.col_k"], w["heads.series_induction_zero"], w["heads.series_induction_mean"]]
+    assert w["heads.csv_random_zero"].format(q=50) in off[0] and w["heads.csv_random_mean"].format(q=95) in off[0]
+    ranked, _ = picked()
+    median = off[0].index(w["heads.csv_random_zero"].format(q=50))
+    for row, line in enumerate(off[1:]):
+        k = int(line[0])
+        assert k == a.ks[row]
+        assert float(line[1]) == pytest.approx(second_copy_loss(tuple(ranked[:k])).mean(), abs=1e-3)
+        assert float(line[median]) == pytest.approx(np.median(a.random_zero[row]), abs=1e-4)
+    heads = rows("heads_scatter_csv")
+    assert heads[0] == [w["heads.col_head"], w["heads.scatter_x"], w["heads.csv_induction"], w["heads.scatter_y"]]
+    assert [r[0] for r in heads[1:]] == [f"L{layer}H{head}" for layer in range(30) for head in range(9)]
+    effect = np.array([float(r[3]) for r in heads[1:]])
+    assert effect == pytest.approx(band.single.ravel(), abs=1e-4)
+    weight = np.array([float(r[1]) for r in heads[1:]])
+    assert weight == pytest.approx(base.scoring.sink.mean(axis=0).ravel(), abs=1e-4)
