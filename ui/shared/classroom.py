@@ -38,7 +38,10 @@ def class_store() -> ClassStore:
 def ensure_seat() -> None:
     """Give a class's page a seat id before the frame draws the bound ``seat`` box (so it goes into the link)."""
     if not st.session_state.get("seat") and not st.query_params.get("seat"):
-        st.session_state.seat = st.query_params["seat"] = new_student()  # (a bound box set by the app writes no URL)
+        drawn = "seat" in st.session_state  # (drawn in an earlier run: bound, so setting it writes the URL)
+        st.session_state.seat = seat = new_student()
+        if not drawn:  # (before the box's first draw, a set alone writes no URL; once bound, Streamlit refuses this)
+            st.query_params["seat"] = seat
 
 
 def _fail(t: Translator, exc: ClassroomError) -> None:
