@@ -77,7 +77,7 @@ def test_students_answers_are_counted_and_held_until_the_teacher_reveals(db, tim
         assert s["classroom.recorded"] in texts(at, "info")
         assert not [m for m in texts(at, "success") + texts(at, "warning") if s["causal.predict_why"] in m]
         assert not [f for f in at.table if s["classroom.first_vote"] in f.value.columns]  # no counts for a student
-        assert len(timers) == 1 and 0 < timers[0] <= 2  # the page asks again by itself: no button to press
+        assert len(timers) == 1 and 0 < timers[0] <= 5  # the page asks again by itself (every few s): no button
         assert not [b for b in at.button if (b.key or "").startswith(QUESTION)]  # (nothing to click for it)
         pupils.append(at)
     timers.clear()

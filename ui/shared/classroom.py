@@ -26,7 +26,8 @@ from ui.shared.i18n import Translator
 
 log = logging.getLogger("attention_app")
 LIVE_EVERY_S = 1.0  # the teacher's counts refresh this often (only with the teacher key)
-STUDENT_EVERY_S = 1.0  # a student's page asks whether the teacher has shown, started the revote or revealed
+STUDENT_EVERY_S = 3.0  # a student's page asks whether the teacher has shown, started the revote or revealed
+# (bench.bench_classroom --replicas, 100 students: every 1 s, 900 polls and an answer's p95 4.4 s; every 3 s, 300 and 3.5 s)
 
 
 @st.cache_resource
