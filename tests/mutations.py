@@ -6,14 +6,16 @@
 
 Each mutation is an exact text replacement in ui/, charts/ or locales/ (one bug; a swap of two labels counts as one).
 The tree is copied once to a temporary directory (never the working tree); each mutation is applied to the copy, the
-page-seam tests run there (tests/test_page_seam_*.py, the lesson's own file first, stopping at the first failure),
-and the file is restored. A mutation whose text no longer occurs is reported as STALE (update it), not as caught.
+page-seam tests of the fast loop run there (tests/test_page_seam_*.py under dev.py's FAST_MARKERS: a mutant caught only
+by a `pages` or `slow` test is MISSED; the lesson's own file first, stopping at the first failure, whose name is shown),
+and the file is restored. A mutation whose text (or whose lesson's seam file) no longer exists is reported as STALE (update it), not as caught.
 The unmutated copy must pass first. Results go to docs/testing.md by hand."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# the fast loop's markers, read from dev.py (not imported: it installs things): a mutant must fail the fast loop
+FAST_MARKERS = re.search(r'^FAST_MARKERS = "(.+)"$', (ROOT / "dev.py").read_text(), re.M).group(1)
 SEAM_TESTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_page_seam_*.py"))
 
 
@@ -120,6 +124,38 @@ MUTATIONS = [
                                           "return 2"),)),
     Mutation("lesson 11: the summary's one-layer loss taken from the two-layer run", "summary_tiny_gpt", "ui/summary.py",
              (('one=f"{one.loss_repeated[-1]:.2f}"', 'one=f"{two.loss_repeated[-1]:.2f}"'),)),
+    # issue 40, item 24: lesson 10's and 11's page mutants, each of which once passed every test of the fast loop
+    Mutation("lesson 10: own heads set against the zeroed random band when mean-ablated (bands swapped)",
+             "heads_meaning", "ui/heads/sections.py",
+             (("draws = a.random_mean[row] if mean else a.random_zero[row]",
+               "draws = a.random_zero[row] if mean else a.random_mean[row]"),)),
+    Mutation("lesson 10: the switch-off chart's random band drawn mean-ablated under the 'zeroed' label",
+             "heads_meaning", "ui/heads/sections.py",
+             (("ablation_band, a.ks, a.random_zero,\n", "ablation_band, a.ks, a.random_mean,\n"),)),
+    Mutation("lesson 10: mean-ablation's means taken from the scoring set (recomputes the band: minutes)",
+             "heads_meaning", "ui/heads/results.py",
+             (("return Base(picking, scoring, picking.trace.heads.mean(axis=1),",
+               "return Base(picking, scoring, scoring.trace.heads.mean(axis=1),"),)),
+    Mutation("lesson 10: ja labels zeroed and mean-ablated induction heads swapped", "heads_meaning",
+             "locales/ja/heads.toml",
+             (('\nseries_induction_zero = "上位 k 個のインダクションヘッド（0 にする）"',
+               '\nseries_induction_zero = "上位 k 個のインダクションヘッド（平均に置き換え）"'),
+              ('\nseries_induction_mean = "上位 k 個のインダクションヘッド（平均に置き換え）"',
+               '\nseries_induction_mean = "上位 k 個のインダクションヘッド（0 にする）"'))),
+    Mutation("lesson 10: ja labels keys-only and queries-only swapped", "heads_meaning", "locales/ja/heads.toml",
+             (('\ncomp_keys = "キーからだけ取り除く"', '\ncomp_keys = "クエリからだけ取り除く"'),
+              ('\ncomp_queries = "クエリからだけ取り除く"', '\ncomp_queries = "キーからだけ取り除く"'))),
+    Mutation("lesson 10: the switch-off chart and numbers shown before the question is answered", "heads_meaning",
+             "ui/heads/sections.py",
+             (("total=a.picking_scores.size):\n        return\n", "total=a.picking_scores.size):\n        pass\n"),)),
+    Mutation("lesson 10: the summary's claim reads the zeroed loss as the mean-ablated one", "summary_heads_fast",
+             "ui/summary.py", (('mean_loss=f"{float(a.induction_mean[row].mean()):.2f}"',
+                                'mean_loss=f"{float(a.induction_zero[row].mean()):.2f}"'),)),
+    Mutation("lesson 10: the held-out paragraphs' token count is the paragraphs' count", "heads_meaning",
+             "ui/heads/ordinary.py", (("k=top.k, tokens=top.n,", "k=top.k, tokens=score.paragraphs,"),)),
+    Mutation("lesson 11: ja labels インダクション and 直前トークン swapped", "tiny_gpt", "locales/ja/tiny_gpt.toml",
+             (('\nprev_series = "{head} 直前トークン"', '\nprev_series = "{head} インダクション"'),
+              ('\nind_series = "{head} インダクション"', '\nind_series = "{head} 直前トークン"'))),
 ]
 
 
@@ -135,15 +171,19 @@ def run_seam(tree: Path, first: str | None, python: str) -> tuple[bool, float, s
                                               *[f for f in SEAM_TESTS if not f.endswith(f"_{first}.py")]]
     env = dict(os.environ, HYPOTHESIS_PROFILE="fast", PYTHONDONTWRITEBYTECODE="1")
     start = time.perf_counter()
-    done = subprocess.run([python, "-m", "pytest", *files, "-x", "-q", "-p", "no:cacheprovider", "-W", "ignore"],
+    done = subprocess.run([python, "-m", "pytest", *files, "-m", FAST_MARKERS, "-x", "-q", "-p", "no:cacheprovider",
+                           "-W", "ignore"],
                           cwd=tree, env=env, capture_output=True, text=True)
-    tail = "\n".join(done.stdout.strip().splitlines()[-3:])
-    return done.returncode == 0, time.perf_counter() - start, tail
+    lines = done.stdout.strip().splitlines()
+    killer = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return done.returncode == 0, time.perf_counter() - start, "\n".join(killer[:1] + lines[-2:])
 
 
 def apply(tree: Path, m: Mutation) -> str | None:
     """Apply ``m`` in ``tree``; -> the file's original text, or None if an edit no longer matches (stale)."""
     path = tree / m.path
+    if not path.exists():  # (the file moved or went: stale, like an edit that no longer matches)
+        return None
     original = text = path.read_text()
     for old, new in m.edits:
         if text.count(old) != 1:
@@ -172,7 +212,7 @@ def main(argv=None) -> int:
             return 2
         caught, stale = 0, []
         for m in chosen:
-            original = apply(tree, m)
+            original = apply(tree, m) if (tree / f"tests/test_page_seam_{m.lesson}.py").exists() else None
             if original is None:
                 stale.append(m.name)
                 print(f"STALE   {m.name}", flush=True)
@@ -182,7 +222,8 @@ def main(argv=None) -> int:
             finally:
                 (tree / m.path).write_text(original)
             caught += not passed
-            print(f"{'caught' if not passed else 'MISSED'}  {m.name}  ({m.path}, {seconds:.0f} s)", flush=True)
+            print(f"{'caught' if not passed else 'MISSED'}  {m.name}  ({m.path}, {seconds:.0f} s)"
+                  + (f"\n        by {tail.splitlines()[0]}" if not passed else ""), flush=True)
         print(f"{caught} of {len(chosen) - len(stale)} mutations caught" + (f", {len(stale)} stale" if stale else ""))
         return 0 if caught == len(chosen) - len(stale) and not stale else 1
 
