@@ -74,7 +74,7 @@ class Widget:
         if self.user_key in NOT_A_STUDENTS:
             return False
         if self.kind in ("text_input", "text_area"):  # a proposal reorders the words there: an empty box has none
-            return bool(self.proto.default) if self.proto.HasField("default") else False
+            return self.proto.HasField("default") and bool(self.proto.default)
         return bool(_options(self)) if self.kind in ("selectbox", "radio", "multiselect", "button_group") else True
 
     @property

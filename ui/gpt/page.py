@@ -209,17 +209,22 @@ def prompt_picker(t) -> Prompt | None:
     st.caption(t(f"{S}.tokens", n=len(ids), tokens=token_list(tokens)))
     if "<|" in text:
         st.caption(t(f"{S}.control_lookalike"))
-    if any(tok.startswith("<") and tok.endswith(">") and len(tok) > 2 for tok in tokens):
+    if any(map(is_byte_piece, tokens)):
         st.caption(t(f"{S}.byte_pieces_seen"))
     if JAPANESE.search(text):
         propose_gemma(t, text, tokens)
     return Prompt(text, ids, tokens)
 
 
+def is_byte_piece(token: str) -> bool:
+    """A token as shown_token writes it: '<E6 97>' is bytes that are only part of a character."""
+    return token.startswith("<") and token.endswith(">") and len(token) > 2
+
+
 def propose_gemma(t, text: str, tokens: tuple[str, ...]) -> None:
     """A Japanese prompt: SmolLM2's byte pieces of it beside Gemma 3's tokens, and the lesson that runs Gemma."""
     pieces = gemma_pieces(text)
-    bytes_only = sum(1 for tok in tokens if tok.startswith("<") and tok.endswith(">") and len(tok) > 2)
+    bytes_only = sum(map(is_byte_piece, tokens))
     if pieces is None:
         st.info(t(f"{S}.ja_prompt_no_gemma", n=len(tokens), pieces=bytes_only), icon=":material/translate:")
         return
