@@ -35,13 +35,17 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+PROCESS_MAIN = sys.modules["__main__"]  # (conftest is imported before any test or fixture runs)
+
+
 @pytest.fixture(autouse=True)
 def _main_module_back():
     """Streamlit's script runner installs the page it ran as sys.modules["__main__"] and leaves it there; a later test's
-    "spawn" child would run that page again as its __mp_main__ (on an xdist worker that ran an AppTest first)."""
-    main = sys.modules["__main__"]
+    "spawn" child would run that page again as its __mp_main__ (on an xdist worker that ran an AppTest first). The
+    process's own __main__ is kept from before any test ran: an AppTest in a module-scoped fixture runs before this."""
+    sys.modules["__main__"] = PROCESS_MAIN
     yield
-    sys.modules["__main__"] = main
+    sys.modules["__main__"] = PROCESS_MAIN
 
 
 @pytest.fixture(scope="session")
