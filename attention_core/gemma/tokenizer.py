@@ -12,9 +12,10 @@ transformers does with split_special_tokens=True: control tokens come only from 
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Sequence
+
+from attention_core.gpt.bpe import merge_lowest_first
 
 BOS_ID = 2  # <bos>: the model breaks without it (the weight on position 0 falls from 0.47 to 0.01)
 EOS_ID = 1  # <eos>
@@ -65,32 +66,7 @@ class GemmaTokenizer:
         the token with the lowest id (the leftmost among equals) until no adjacent pair is a token.
 
         A heap of candidate pairs over a linked list: O(n log n), so 10,000 characters take milliseconds."""
-        symbols: list[str | None] = list(symbols)
-        end = len(symbols)
-        after = list(range(1, end + 1))  # after[i]: the next live symbol (end: none)
-        before = list(range(-1, end - 1))
-        candidates: list[tuple[int, int, str, str]] = []
-
-        def consider(i: int) -> None:  # the pair starting at live symbol i, if its concatenation is a token
-            j = after[i]
-            if j < end and (merged := self.ids.get(symbols[i] + symbols[j])) is not None:
-                heapq.heappush(candidates, (merged, i, symbols[i], symbols[j]))
-
-        for i in range(end - 1):
-            consider(i)
-        while candidates:
-            _, i, left, right = heapq.heappop(candidates)
-            j = after[i]
-            if symbols[i] != left or j == end or symbols[j] != right:
-                continue  # stale: one of its symbols has merged since (symbols only grow)
-            symbols[i], symbols[j] = left + right, None
-            after[i] = after[j]
-            if after[j] < end:
-                before[after[j]] = i
-            if before[i] >= 0:
-                consider(before[i])
-            consider(i)
-        return [s for s in symbols if s is not None]
+        return merge_lowest_first(symbols, lambda left, right: self.ids.get(left + right))
 
     def _encode_segment(self, segment: str) -> list[int]:
         """text without user-defined tokens -> ids (no <bos>); a symbol that is no token -> its UTF-8 bytes."""

@@ -9,10 +9,10 @@ applied by rank until none applies -> ids. Typed text such as ``<|im_end|>`` sta
 from __future__ import annotations
 
 import functools
-import heapq
 
 import regex
 
+from attention_core.gpt.bpe import merge_lowest_first
 from attention_core.smollm2.weights import GPTVocabulary
 
 BOS_ID = 1  # <|im_start|>
@@ -76,32 +76,7 @@ class BPETokenizer:
 
         A heap of candidate pairs over a linked list of symbols: O(n log n), so a 10,000-letter word without spaces
         takes milliseconds (rescanning every pair after each merge took 33 s)."""
-        symbols = list(symbols)
-        end = len(symbols)
-        after = list(range(1, end + 1))  # after[i]: the next live symbol (end: none)
-        before = list(range(-1, end - 1))
-        candidates = []
-
-        def consider(i: int) -> None:  # the pair starting at live symbol i, if it is a merge
-            j = after[i]
-            if j < end and (rank := self.ranks.get((symbols[i], symbols[j]))) is not None:
-                heapq.heappush(candidates, (rank, i, symbols[i], symbols[j]))
-
-        for i in range(end - 1):
-            consider(i)
-        while candidates:
-            _, i, left, right = heapq.heappop(candidates)
-            j = after[i]
-            if symbols[i] != left or j == end or symbols[j] != right:
-                continue  # stale: one of its symbols has merged since (symbols only grow)
-            symbols[i], symbols[j] = left + right, None
-            after[i] = after[j]
-            if after[j] < end:
-                before[after[j]] = i
-            if before[i] >= 0:
-                consider(before[i])
-            consider(i)
-        return [s for s in symbols if s is not None]
+        return merge_lowest_first(symbols, lambda left, right: self.ranks.get((left, right)))
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         ids = self._piece_ids.get(piece)  # one lookup: another session's thread may clear the memo at any time
