@@ -20,6 +20,7 @@ import numpy as np
 
 from attention_core.attention import softmax
 from attention_core.gpt.kv_cache import KVCache
+from attention_core.gpt.passes import maps_of_each, prefill_in_chunks
 from attention_core.smollm2.tokenizer import BPETokenizer
 from attention_core.smollm2.weights import (  # noqa: F401 - parameter_count: the model's size, for the page
     GPTConfig, GPTWeights, gguf_path, parameter_count, read_vocabulary, read_weights)
@@ -229,12 +230,8 @@ def forward_many(weights: GPTWeights, sequences: list) -> list[GPTOutput]:
     """B sequences of ids (any lengths) -> each one's GPTOutput(logits (n_b, V), attention (L, H, n_b, n_b)), from
     ONE pass over the weights: the linear layers see every sequence's rows at once (at 16 sequences of 40 tokens
     about twice as fast as 16 passes); each sequence attends only to itself, as in its own pass."""
-    if any(len(ids) > MAX_MAP_TOKENS for ids in sequences):
-        raise ValueError(f"every attention map is kept for at most {MAX_MAP_TOKENS} tokens a sequence")
-    caches = [KVCache(weights.config, capacity=len(ids)) for ids in sequences]
-    logits, maps = run(weights, caches, [list(ids) for ids in sequences], all_logits=True, keep_maps=True)
-    ends = np.cumsum([len(ids) for ids in sequences])
-    return [GPTOutput(logits[end - len(ids):end], maps[b]) for b, (ids, end) in enumerate(zip(sequences, ends))]
+    return [GPTOutput(logits, maps) for logits, maps in
+            maps_of_each(functools.partial(run, weights), weights.config, sequences, MAX_MAP_TOKENS)]
 
 
 def prefill(weights: GPTWeights, ids) -> tuple[np.ndarray, KVCache]:
@@ -249,15 +246,7 @@ def prefill_many(weights: GPTWeights, sequences: list, ablate=()) -> tuple[np.nd
     All sequences go through each pass together, PREFILL_CHUNK tokens of each at a time: a long text's scores
     (H, chunk, t) stay small, since each chunk attends to the cache the earlier chunks filled. ablate: heads
     switched off in every pass (run's)."""
-    if not sequences or any(len(ids) == 0 for ids in sequences):
-        raise ValueError("prefill needs at least one sequence and at least one token in each")
-    caches = [KVCache(weights.config, capacity=len(ids) + 32) for ids in sequences]
-    logits = np.empty((len(sequences), weights.config.vocab), dtype=np.float32)
-    for start in range(0, max(len(ids) for ids in sequences), PREFILL_CHUNK):
-        active = [b for b, ids in enumerate(sequences) if len(ids) > start]
-        logits[active], _ = run(weights, [caches[b] for b in active],
-                                [list(sequences[b][start:start + PREFILL_CHUNK]) for b in active], ablate=ablate)
-    return logits, caches
+    return prefill_in_chunks(functools.partial(run, weights, ablate=ablate), weights.config, sequences, PREFILL_CHUNK)
 
 
 def decode_step(weights: GPTWeights, caches: list[KVCache], next_ids: list[int]) -> np.ndarray:
