@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from tests.reference_ops import rms_norm, rotate_half_rope
+
 
 class GGUFTensors:
     """GGUF file -> name -> array (out, in), dequantized by the gguf package once and kept as float32 (1.07 GB in
@@ -34,25 +36,6 @@ class GGUFTensors:
             self._kept[name] = np.asarray(values, dtype=np.float32).reshape(shape)
         kept = self._kept[name]
         return kept if name == "token_embd.weight" else kept.astype(np.float64)
-
-
-def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
-    """x: (n, k) -> each row over its root mean square, times the gain (already 1 + w in the file)."""
-    out = np.empty_like(x)
-    for row in range(x.shape[0]):
-        out[row] = x[row] / math.sqrt(float(np.dot(x[row], x[row])) / x.shape[1] + eps) * gain
-    return out
-
-
-def rotate_half_rope(x: np.ndarray, base: float) -> np.ndarray:
-    """x: (n, hd) one head's rows at positions 0..n-1 -> x * cos + rotate_half(x) * sin (Hugging Face's form)."""
-    n, hd = x.shape
-    inverse = np.array([1.0 / base ** (2 * i / hd) for i in range(hd // 2)])
-    angles = np.outer(np.arange(n, dtype=np.float64), inverse)
-    cos = np.concatenate([np.cos(angles)] * 2, axis=1)
-    sin = np.concatenate([np.sin(angles)] * 2, axis=1)
-    rotated = np.concatenate([-x[:, hd // 2:], x[:, :hd // 2]], axis=1)
-    return x * cos + rotated * sin
 
 
 def softmax_row(scores: np.ndarray, keys: list[int]) -> np.ndarray:

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from tests.reference_ops import rms_norm, rotate_half_rope
+
 BLOCK = 32  # numbers per quantisation block (Q8_0 and Q4_1)
 F32, Q4_1, Q8_0 = 0, 3, 8  # ggml type ids
 
@@ -66,24 +68,6 @@ def unpermute(w: np.ndarray, heads: int) -> np.ndarray:
     (each head's first half, then its second half)."""
     hd = w.shape[0] // heads
     return w.reshape(heads, hd // 2, 2, w.shape[1]).swapaxes(1, 2).reshape(w.shape)
-
-
-def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
-    out = np.empty_like(x)
-    for row in range(x.shape[0]):
-        out[row] = x[row] / math.sqrt(float(np.dot(x[row], x[row])) / x.shape[1] + eps) * gain
-    return out
-
-
-def rotate_half_rope(x: np.ndarray, base: float) -> np.ndarray:
-    """x: (n, hd) one head's rows at positions 0..n-1 -> x * cos + rotate_half(x) * sin (Hugging Face's form)."""
-    n, hd = x.shape
-    inverse = np.array([1.0 / base ** (2 * i / hd) for i in range(hd // 2)])
-    angles = np.outer(np.arange(n, dtype=np.float64), inverse)
-    cos = np.concatenate([np.cos(angles)] * 2, axis=1)
-    sin = np.concatenate([np.sin(angles)] * 2, axis=1)
-    rotated = np.concatenate([-x[:, hd // 2:], x[:, :hd // 2]], axis=1)
-    return x * cos + rotated * sin
 
 
 def softmax_causal_row(scores: np.ndarray, i: int, hidden=()) -> np.ndarray:

@@ -10,8 +10,9 @@ import pytest
 from attention_core.blas import single_blas_thread
 from attention_core.smollm2 import model as gpt  # the module itself: a test changes its PREFILL_CHUNK
 from attention_core.smollm2 import weights as gpt_weights
-from attention_core.smollm2.weights import GPTConfig, GPTWeights
+from attention_core.smollm2.weights import GPTConfig
 from tests import reference_gpt
+from tests.tiny_smollm2 import as_reference_tensors, random_weights
 
 try:
     GGUF = gpt_weights.gguf_path()
@@ -74,33 +75,6 @@ def test_cached_weights_are_the_files_dequantized(model, reference_tensors):
             mine = reference_gpt.unpermute(np.asarray(getattr(weights, field)[layer]).T, heads)
             np.testing.assert_allclose(mine, expected, rtol=0, atol=1e-6)
         np.testing.assert_array_equal(weights.ffn_norm[layer], reference_tensors[f"blk.{layer}.ffn_norm.weight"])
-
-
-def random_weights(config: GPTConfig, seed: int, scale: float = 0.4) -> GPTWeights:
-    """Weights of a tiny model large enough to make sharp attention (the untrained copy's 0.02 is near uniform)."""
-    rng = np.random.default_rng(seed)
-    arrays = {name: (1 + 0.1 * rng.standard_normal(shape) if name.endswith("norm") else
-                     scale * rng.standard_normal(shape)).astype(np.float32)
-              for name, shape in gpt_weights.shapes(config).items()}
-    return GPTWeights(config, **arrays)
-
-
-def as_reference_tensors(weights: GPTWeights) -> dict[str, np.ndarray]:
-    """GPTWeights -> the GGUF's names in (out, in), attn_q/attn_k rows un-permuted (what GGUFTensors gives)."""
-    c = weights.config
-    tensors = {"token_embd.weight": np.asarray(weights.embedding, dtype=np.float64),
-               "output_norm.weight": np.asarray(weights.output_norm, dtype=np.float64)}
-    for layer in range(c.n_layer):
-        for field in gpt_weights.array_fields():
-            if field in ("embedding", "output_norm"):
-                continue
-            value = np.asarray(getattr(weights, field)[layer], dtype=np.float64)
-            if field in gpt_weights.LINEAR:
-                value = value.T
-            if field in ("attn_q", "attn_k"):
-                value = reference_gpt.unpermute(value, c.n_head if field == "attn_q" else c.n_kv_head)
-            tensors[f"blk.{layer}.{field}.weight"] = value
-    return tensors
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

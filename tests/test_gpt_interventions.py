@@ -15,7 +15,8 @@ from attention_core.smollm2 import interventions as iv
 from attention_core.smollm2 import model as gpt_model
 from attention_core.smollm2 import weights as gpt_weights
 from attention_core.smollm2.weights import GPTConfig, GPTWeights
-from tests import reference_gpt
+from tests import reference_gpt, tiny_smollm2
+from tests.tiny_smollm2 import as_reference_tensors
 from tests.hypothesis_budget import examples
 
 CONFIG = GPTConfig(n_layer=3, n_head=6, n_kv_head=2, d_model=48, head_dim=8, d_ff=40, vocab=50, rope_base=10.0)
@@ -29,30 +30,8 @@ def one_blas_thread():
 
 
 def random_weights(seed: int, scale: float = 0.4) -> GPTWeights:
-    """A tiny model with sharp attention (the untrained copy's 0.02 spread would be near uniform)."""
-    rng = np.random.default_rng(seed)
-    arrays = {name: (1 + 0.1 * rng.standard_normal(shape) if name.endswith("norm") else
-                     scale * rng.standard_normal(shape)).astype(np.float32)
-              for name, shape in gpt_weights.shapes(CONFIG).items()}
-    return GPTWeights(CONFIG, **arrays)
-
-
-def as_reference_tensors(weights: GPTWeights) -> dict[str, np.ndarray]:
-    """GPTWeights -> the GGUF's names in (out, in), attn_q/attn_k rows un-permuted (what GGUFTensors gives)."""
-    c = weights.config
-    tensors = {"token_embd.weight": np.asarray(weights.embedding, dtype=np.float64),
-               "output_norm.weight": np.asarray(weights.output_norm, dtype=np.float64)}
-    for layer in range(c.n_layer):
-        for field in gpt_weights.array_fields():
-            if field in ("embedding", "output_norm"):
-                continue
-            value = np.asarray(getattr(weights, field)[layer], dtype=np.float64)
-            if field in gpt_weights.LINEAR:
-                value = value.T
-            if field in ("attn_q", "attn_k"):
-                value = reference_gpt.unpermute(value, c.n_head if field == "attn_q" else c.n_kv_head)
-            tensors[f"blk.{layer}.{field}.weight"] = value
-    return tensors
+    """A tiny model (CONFIG) with sharp attention (the untrained copy's 0.02 spread would be near uniform)."""
+    return tiny_smollm2.random_weights(CONFIG, seed, scale)
 
 
 def reference(weights, ids, record=None, **edits):
