@@ -85,6 +85,25 @@ def replicas(tmp_path_factory):
             yield SimpleNamespace(url=balancer.url, servers=servers, balancer=balancer)
 
 
+def finished_runs(pg) -> list[str]:
+    """-> a list that fills with the kind ("page" or "fragment") of each run the server finishes for ``pg`` from now
+    on (its app socket's script_finished messages; a page from new_page)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    kinds = []
+
+    def seen(payload) -> None:
+        if isinstance(payload, bytes):
+            msg = ForwardMsg()
+            msg.ParseFromString(payload)
+            if msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                kinds.append("fragment" if msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+                             else "page")
+
+    pg.app_socket.on("framereceived", seen)
+    return kinds
+
+
 def replica_of(context, url: str) -> str:
     """The replica HAProxy pinned this browser context to (its SERVERID cookie: app-1 or app-2)."""
     return next(c["value"] for c in context.cookies(url) if c["name"] == "SERVERID")
@@ -195,8 +214,11 @@ def test_a_class_of_21_across_two_replicas_counts_revotes_reveals_and_exports(br
             batch.append((context, pg, choice))
         for context, pg, choice in batch:  # ... then each answers once its page has settled
             wait_for_app(pg, 180_000)
+            runs = finished_runs(pg)
             option(pg, QUESTION, choice).click()
             main_has(pg, S["classroom.recorded"])
+            # the answer reran the question's box alone (a fragment), never the whole page
+            assert runs and set(runs) == {"fragment"}, f"an answer before the reveal ran {runs}"
             assert no_counts_table(pg), "a student's page shows the class's counts"
             assert "seat=" in pg.url and "teacher=" not in pg.url
             answered.append(choice)

@@ -136,36 +136,51 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
 
     options = list(range(1, n_options + 1))
     show_stored_choice(key)
-    with st.container(border=True):
-        choice = st.radio(
-            say(f"{section}.predict_q"),
-            options,
-            index=None,
-            format_func=lambda i: say(f"{section}.predict_{i}"),
-            key=key,
-            persist_state="session",
-        )
-        held = revealed_in_class = False
-        if st.session_state.get("class"):  # in a class (?class=): only then is the class's code imported
-            from ui.shared.classroom import pooled_question
-            held, revealed_in_class = pooled_question(t, say, section, n_options, key, values, choice)
-        if choice is None and not revealed_in_class:
-            st.caption(t("common.predict_hint"))
-            return False
-        if held:  # answered, but the teacher has not revealed it yet
-            return False
-        gap = "" if t.lang == "ja" else " "  # (Japanese puts no space after 。)
-        if callable(answer):
-            answer = answer()
-        if choice is None:  # the teacher revealed a question they did not answer themselves
-            st.info(t("classroom.answer_is", answer=quoted_option(t, say(f"{section}.predict_{answer}")))
-                    + gap + say(f"{section}.predict_why"))
-        elif choice == answer:
-            st.success(t("common.predict_right") + gap + say(f"{section}.predict_why"))
-        else:
-            right = quoted_option(t, say(f"{section}.predict_{answer}"))
-            st.warning(t("common.predict_wrong", answer=right) + gap + say(f"{section}.predict_why"))
-        return True
+
+    def question_box() -> bool:
+        with st.container(border=True):
+            choice = st.radio(say(f"{section}.predict_q"), options, index=None,
+                              format_func=lambda i: say(f"{section}.predict_{i}"), key=key, persist_state="session")
+            held = revealed_in_class = False
+            if st.session_state.get("class"):  # in a class (?class=): only then is the class's code imported
+                from ui.shared.classroom import pooled_question
+                held, revealed_in_class = pooled_question(t, say, section, n_options, key, values, choice)
+            if choice is None and not revealed_in_class:
+                st.caption(t("common.predict_hint"))
+                return False
+            if held:  # answered, but the teacher has not revealed it yet
+                return False
+            _verdict(t, say, section, choice, answer() if callable(answer) else answer)
+            return True
+
+    if not st.session_state.get("class"):
+        return question_box()  # (alone, an answer shows the figure below it: the whole page reruns)
+    # In a class an answer before the reveal changes only the box: it reruns alone (a fraction of the page's run,
+    # which a room of students answering at once would each pay); once the box would show the figure, the page reruns.
+    shown = {}
+
+    @st.fragment
+    def class_box() -> None:
+        shows = question_box()
+        if "full_run" in shown and shows != shown["full_run"]:
+            st.rerun()
+        shown.setdefault("full_run", shows)
+
+    class_box()
+    return shown["full_run"]
+
+
+def _verdict(t: Translator, say, section: str, choice: int | None, answer: int) -> None:
+    """Right, wrong (with the right option), or the answer alone (a teacher who revealed without answering)."""
+    gap = "" if t.lang == "ja" else " "  # (Japanese puts no space after 。)
+    if choice is None:
+        st.info(t("classroom.answer_is", answer=quoted_option(t, say(f"{section}.predict_{answer}")))
+                + gap + say(f"{section}.predict_why"))
+    elif choice == answer:
+        st.success(t("common.predict_right") + gap + say(f"{section}.predict_why"))
+    else:
+        right = quoted_option(t, say(f"{section}.predict_{answer}"))
+        st.warning(t("common.predict_wrong", answer=right) + gap + say(f"{section}.predict_why"))
 
 
 def quoted_option(t: Translator, label: str) -> str:
