@@ -71,11 +71,27 @@ def streamlit_server(log_path: Path, launcher: list[str] | None = None, extra: t
         yield server.url, server.proc
 
 
+APP_LOG: list[Path] = []  # the session server's log, once started (its tail goes into a failed test's report)
+
+
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """Base URL of a `streamlit run streamlit_app.py` server on a free loopback port."""
-    with streamlit_server(tmp_path_factory.mktemp("server") / "streamlit.log") as (url, _):
+    log_path = tmp_path_factory.mktemp("server") / "streamlit.log"
+    APP_LOG.append(log_path)
+    with streamlit_server(log_path) as (url, _):
         yield url
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test on the session server gets the server log's last lines in its report (CI prints only the
+    report: the traceback behind a message on the page is in the log)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and "app_url" in item.fixturenames and APP_LOG and APP_LOG[-1].is_file():
+        lines = APP_LOG[-1].read_text(encoding="utf-8", errors="replace").splitlines()
+        report.sections.append(("the app server's log (last 60 lines)", "\n".join(lines[-60:])))
 
 
 @pytest.fixture(scope="session")

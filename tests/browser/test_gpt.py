@@ -53,8 +53,8 @@ def written(page) -> str:
 
 
 def no_exception(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    errors = page.locator("[data-testid='stException'], [data-testid='stAlertContentError']").all_inner_texts()
+    assert not errors, f"the page shows an error: {errors}"
 
 
 def test_generation_streams_and_stop_ends_it_where_it_is(page, app_url):
