@@ -15,23 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.memory import load_line, smaps_mb, two_children, wait_while_held
+
 PARTS = ("maps", "step", "build", "memory")
 TEXT = ("The old lighthouse keeper climbed the stairs every evening to light the lamp, and the ships that passed "
         "in the night never knew his name, but they trusted the light he kept burning until the morning came "
         "over the sea")
-
-
-def load_line() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
 
 
 def cpu_median(action, repeats: int) -> tuple[float, float]:
@@ -86,18 +81,6 @@ def bench_build(join: bool) -> None:
               f"{cache_wall:.1f} s ({load_line()})")
 
 
-def smaps_mb() -> dict[str, float]:
-    fields = {}
-    with open("/proc/self/smaps_rollup", encoding="ascii") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 3 and parts[2] == "kB":
-                fields[parts[0].rstrip(":")] = int(parts[1]) / 1024
-    return {"rss": round(fields["Rss"], 1), "pss": round(fields["Pss"], 1),
-            "private": round(fields["Private_Clean"] + fields["Private_Dirty"], 1),
-            "shared": round(fields["Shared_Clean"] + fields["Shared_Dirty"], 1)}
-
-
 def memory_child(hold: str, ready: str) -> None:
     """One process: memory after imports, after the model and a 40-token pass plus 10 steps; then it waits (while
     `hold` exists) so the other process maps the cache at the same time."""
@@ -110,26 +93,11 @@ def memory_child(hold: str, ready: str) -> None:
     for _ in range(10):
         gemma.decode_step(weights, [cache], [ids[-1]])
     used = smaps_mb()
-    Path(ready).touch()
-    while os.path.exists(hold):
-        time.sleep(0.05)
-    print(json.dumps({"before": before, "used": used, "both_running": smaps_mb()}), flush=True)
+    print(json.dumps({"before": before, "used": used, "both_running": wait_while_held(hold, ready)}), flush=True)
 
 
 def bench_memory() -> None:
-    folder = tempfile.mkdtemp(prefix="bench-gemma-")
-    hold = os.path.join(folder, "hold")
-    Path(hold).touch()
-    children = []
-    for i in range(2):
-        ready = os.path.join(folder, f"ready{i}")
-        children.append((ready, subprocess.Popen([sys.executable, "-m", "bench.bench_gemma", "--memory-child", hold,
-                                                  ready], stdout=subprocess.PIPE, text=True)))
-    while not all(os.path.exists(ready) for ready, _ in children):
-        time.sleep(0.1)
-    os.remove(hold)
-    for i, (_, child) in enumerate(children):
-        out = json.loads(child.communicate()[0])
+    for i, out in enumerate(two_children("bench.bench_gemma")):
         b, u, both = out["before"], out["used"], out["both_running"]
         print(f"memory: process {i + 1}: after imports RSS {b['rss']} MB (private {b['private']}); with the model, "
               f"a 40-token pass and 10 steps: RSS {u['rss']} MB, private {u['private']} MB, shared {u['shared']} MB; "

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
 
 import numpy as np
+
+from bench.memory import load_line, smaps_mb, two_children, wait_while_held
 
 PARTS = ("maps", "steps", "one", "same", "class", "arrivals", "memory")
 SUBJECTS = ["The cat", "My teacher", "A small robot", "The old bridge", "Our village", "The red balloon", "A farmer",
@@ -37,11 +36,6 @@ ENDINGS = ["walked into the room and", "was known for", "decided that the best w
 def class_prompts(count: int) -> list[str]:
     """-> `count` different prompts of 4-12 tokens, e.g. 'The cat walked into the room and' (fixed, no randomness)."""
     return [f"{SUBJECTS[i % len(SUBJECTS)]} {ENDINGS[(i // len(SUBJECTS)) % len(ENDINGS)]}" for i in range(count)]
-
-
-def load_line() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
 
 
 def percentiles(values: list[float]) -> str:
@@ -215,19 +209,6 @@ def bench_arrivals(students: int, tokens: int, repeats: int, arriving: int = 5) 
           flush=True)
 
 
-def smaps_mb() -> dict:
-    fields = {}
-    with open("/proc/self/smaps_rollup", encoding="ascii") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 3 and parts[2] == "kB":
-                fields[parts[0].rstrip(":")] = int(parts[1]) / 1024
-    private = fields["Private_Clean"] + fields["Private_Dirty"]
-    shared = fields["Shared_Clean"] + fields["Shared_Dirty"]
-    return {"rss": round(fields["Rss"], 1), "pss": round(fields["Pss"], 1), "private": round(private, 1),
-            "shared": round(shared, 1)}
-
-
 def memory_child(hold: str, ready: str) -> None:
     """One process: memory after imports, after the model, after a prompt's maps and a generation; then it waits
     (file `hold` present) so the other process's model is mapped at the same time."""
@@ -240,27 +221,12 @@ def memory_child(hold: str, ready: str) -> None:
     server = new_server()
     list(server.stream(gpt_batching.GenerationRequest(tuple(tokenizer.encode("Hello")), max_new_tokens=20)))
     used = smaps_mb()
-    open(ready, "w").close()
-    while os.path.exists(hold):
-        time.sleep(0.05)
-    print(json.dumps({"before": before, "loaded": loaded, "used": used, "both_running": smaps_mb()}), flush=True)
+    print(json.dumps({"before": before, "loaded": loaded, "used": used, "both_running": wait_while_held(hold, ready)}),
+          flush=True)
 
 
 def bench_memory() -> None:
-    import tempfile
-    folder = tempfile.mkdtemp(prefix="bench-gpt-")
-    hold = os.path.join(folder, "hold")
-    open(hold, "w").close()
-    children = []
-    for i in range(2):
-        ready = os.path.join(folder, f"ready{i}")
-        children.append((ready, subprocess.Popen([sys.executable, "-m", "bench.bench_gpt", "--memory-child", hold,
-                                                  ready], stdout=subprocess.PIPE, text=True)))
-    while not all(os.path.exists(ready) for ready, _ in children):
-        time.sleep(0.1)
-    os.remove(hold)
-    for i, (_, child) in enumerate(children):
-        out = json.loads(child.communicate()[0])
+    for i, out in enumerate(two_children("bench.bench_gpt")):
         b, u, both = out["before"], out["used"], out["both_running"]
         print(f"memory: process {i + 1}: after imports private {b['private']} MB; with the model, a prompt's maps "
               f"and 20 tokens: private {u['private']} MB (+{u['private'] - b['private']:.1f}), shared "
