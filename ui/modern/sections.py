@@ -14,7 +14,7 @@ from charts.matrix import attention_heatmap
 from charts.modern import distance_lines
 from ui.modern.page import (S, japanese_heads, readable_ids, shown, smollm2_cache_bytes, smollm2_pieces,
                             text_numbers, texts, window_summary)
-from ui.shared.common import BOX_CHARS, explanation, heatmap_axes, md_escape, predict_then_reveal
+from ui.shared.common import BOX_CHARS, explanation, guarded_fragment, heatmap_axes, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
 
@@ -50,6 +50,7 @@ def gqa_answer(numbers: study.TextNumbers) -> int:
     return 1 if spread.within < 0.05 else (2 if spread.within < 0.75 * spread.between else 3)
 
 
+@guarded_fragment  # an answer or a slider reruns its section alone: the page holds four of Gemma's measurements
 def gqa_section(t, ids) -> None:
     st.subheader(t(f"{S}.gqa_title"))
     explanation(t(f"{S}.gqa_explain"))
@@ -104,6 +105,7 @@ def window_answer(summary: dict) -> int:
     return 1 if past < 0.05 else (2 if past < 0.3 else 3)
 
 
+@guarded_fragment
 def window_section(t) -> None:
     st.subheader(t(f"{S}.window_title"))
     explanation(t(f"{S}.window_explain", window=GEMMA.window))
@@ -151,6 +153,7 @@ def rope_answer(numbers: study.TextNumbers) -> int:
     return 1 if far_local > 1.5 * far_global else (2 if far_global > 1.5 * far_local else 3)
 
 
+@guarded_fragment
 def rope_section(t, ids) -> None:
     st.subheader(t(f"{S}.rope_title"))
     explanation(t(f"{S}.rope_explain"))
@@ -189,6 +192,7 @@ def japanese_answer(result: dict) -> int:
     return 1 if share < 2 * chance else (2 if share < 0.5 else 3)
 
 
+@guarded_fragment
 def japanese_section(t) -> None:
     st.subheader(t(f"{S}.ja_title"))
     explanation(t(f"{S}.ja_explain"))
