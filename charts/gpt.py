@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from charts.dicts import arr, figure, layout as figure_layout
-from charts.style import LEGEND_BELOW, ACCENT, SECOND, THIRD
+from charts.style import LEGEND_BELOW, PHONE_PLOT_PX, UNIFORM_TEXT, ACCENT, SECOND, THIRD, wrap_text
 
 
 def next_token_bars(labels, model_probs, sampled_probs, *, title: str | None = None, model_label: str = "model",
@@ -21,8 +21,10 @@ def next_token_bars(labels, model_probs, sampled_probs, *, title: str | None = N
         traces.append({"type": "bar", "orientation": "h", "name": name, "y": rows, "x": arr(v),
                        "marker": {"color": colour}, "text": [f"{x:.1f}%" for x in v], "textposition": "outside",
                        "cliponaxis": False, "hovertemplate": f"%{{y}}<br>{name}: %{{x:.2f}} %<extra></extra>"})
-    lay = figure_layout(title, height, barmode="group", legend={"orientation": "h", "y": -0.15},
-                        xaxis={"title": {"text": value_label + " (%)"}, "rangemode": "tozero"},
+    top = max([float(np.max(np.asarray(p, dtype=np.float64))) for p in (model_probs, sampled_probs)] + [1e-9]) * 100.0
+    # room right of the longest bar for its value at full size (on a phone Plotly shrank "77.3%" to 7.5 px to fit)
+    lay = figure_layout(title, height, barmode="group", legend=LEGEND_BELOW, uniformtext=UNIFORM_TEXT,
+                        xaxis={"title": {"text": value_label + " (%)"}, "range": [0, top * 1.35]},
                         yaxis={"type": "category", "autorange": "reversed", "automargin": True})
     return figure(traces, lay)
 
@@ -59,8 +61,15 @@ def grouped_bars(groups, series: dict, *, title: str | None = None, value_label:
         traces.append({"type": "bar", "name": name, "x": [str(g) for g in groups], "y": arr(v),
                        "marker": {"color": colour}, "text": [format(x, fmt) for x in v], "textposition": "outside",
                        "cliponaxis": False, "hovertemplate": f"%{{x}}<br>{name}: %{{y:{fmt}}}<extra></extra>"})
-    lay = figure_layout(title, height, barmode="group", legend=LEGEND_BELOW,
-                        yaxis={"title": {"text": value_label}, "rangemode": "tozero"}, xaxis={"type": "category"})
+    names = [str(g) for g in groups]
+    # long group names wrap into lines a phone's share of the width holds, upright (turned on their side they ran down
+    # into the legend: lesson 10's "attention weight on position 0")
+    wrapped = [wrap_text(name, max(60.0, PHONE_PLOT_PX / max(len(names), 1) - 10), size=12) for name in names]
+    xaxis = {"type": "category", "tickvals": names, "ticktext": wrapped, "tickangle": 0} if wrapped != names else \
+        {"type": "category"}
+    # a value that would shrink below 10 px to fit its bar (18 layers x 2 on a phone: 3.4 px) is left out: hover says it
+    lay = figure_layout(title, height, barmode="group", legend=LEGEND_BELOW, uniformtext=UNIFORM_TEXT,
+                        yaxis={"title": {"text": value_label}, "rangemode": "tozero"}, xaxis=xaxis)
     return figure(traces, lay)
 
 

@@ -74,6 +74,7 @@ TITLE_LINE, LABEL_LINE = 26, 30  # px: a line of a 20-px title, the label's line
 
 
 PHONE_TITLE_PX = 330  # a 390-px phone's chart is ~358 px wide and Plotly starts its title a few px in
+PHONE_PLOT_PX = 290  # the plot area of that 358-px chart, less the axis labels and margins
 TITLE_FONT_PX = 17  # Plotly's title font: 1.2x the layout's 14 px
 TITLE_LINE_PX = 22  # the height of one more line of a 17-px title
 

@@ -36,6 +36,9 @@ def step_lines(steps, series: dict, *, title: str | None = None, step_label: str
     yaxis = {"title": {"text": value_label}}
     if y_range is not None:
         yaxis["range"] = list(y_range)
-    lay = figure_layout(title, height, legend=LEGEND_BELOW, shapes=shapes, annotations=notes,
+    # the legend at the foot of the figure (container), not a fraction below the plot: with 8 series it wraps into
+    # rows on a phone, Plotly shrinks the plot to make room, and "-0.3 of the plot" rose into the axis title
+    legend = {**LEGEND_BELOW, "yref": "container", "y": 0, "yanchor": "bottom"}
+    lay = figure_layout(title, height, legend=legend, shapes=shapes, annotations=notes,
                         xaxis={"title": {"text": step_label}}, yaxis=yaxis)
     return figure(traces, lay)

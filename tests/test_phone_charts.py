@@ -63,6 +63,33 @@ def test_legends_under_the_plot_hang_down_and_bar_values_never_shrink_below_8_px
                step_lines([0, 10], {"a": [1.0, 2.0]})]
     for fig in figures:
         legend = fig["layout"]["legend"]
-        assert legend["y"] < 0 and legend["yanchor"] == "top"  # (Plotly's "auto" anchors it by its bottom there)
+        # hanging down from under the plot (Plotly's "auto" anchors it by its bottom there), or at the figure's foot
+        assert (legend["y"] < 0 and legend["yanchor"] == "top") or \
+            (legend.get("yref") == "container" and legend["y"] == 0 and legend["yanchor"] == "bottom")
+    training = step_lines(list(range(0, 1500, 100)), {f"series {i}": [0.5] * 15 for i in range(8)})
+    assert training["layout"]["legend"]["yref"] == "container"  # 8 series wrap on a phone: not "a fraction below"
     bars = interval_bars(["a", "b"], [0.01, 2.0], [0.0, 1.5], [0.02, 2.5])
     assert bars["layout"]["uniformtext"]["minsize"] >= 8 and bars["layout"]["uniformtext"]["mode"] == "hide"
+
+
+def test_lesson_9_and_10b_bars_keep_their_values_legible_and_their_legend_clear_of_the_labels():
+    """The phone test found lesson 10b's 36 bar values drawn at 3.4 px, lesson 9's "77.3%" at 7.5 px and its legend
+    over the x axis's title, and lesson 10's long group names turned on their side down into the legend."""
+    from charts.gpt import grouped_bars, next_token_bars
+
+    layers = grouped_bars(list(range(18)), {"past": [0.1] * 18, "start": [0.5] * 18})
+    assert layers["layout"]["uniformtext"] == {"minsize": 10, "mode": "hide"}
+    names = ["attention weight on position 0", "weight × value length"]
+    sink = grouped_bars(names, {"all": [40, 20], "sinks": [90, 30]}, fmt=".0f")
+    xaxis = sink["layout"]["xaxis"]
+    assert xaxis["tickangle"] == 0 and xaxis["tickvals"] == names
+    assert [text.replace("<br>", " ") for text in xaxis["ticktext"]] == names  # the same words, on lines
+    assert all(width(line, 12) <= 150 for text in xaxis["ticktext"] for line in text.split("<br>"))  # half a phone
+    top = next_token_bars(["Paris", "the"], [0.773, 0.05], [0.9, 0.02])
+    legend = top["layout"]["legend"]
+    assert legend["y"] < 0 and legend["yanchor"] == "top"
+    assert top["layout"]["xaxis"]["range"][1] >= 90 * 1.3  # room right of the longest bar (90 %) for its value
+    from charts.bars import weight_bars
+
+    heads = weight_bars([f"L{i}H0" for i in range(12)], [0.304] * 12, as_percent=True)  # lesson 8's 12 heads
+    assert heads["layout"]["uniformtext"] == {"minsize": 10, "mode": "hide"}

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.browser.conftest import charts_drawn, new_page, open_page, rerun_after, wait_for_app, wait_still
+from tests.browser.test_projector import answer_predictions
 from tests.pages import PAGES
 from ui.shared.i18n import load_strings
 
@@ -149,13 +150,22 @@ CHART_TEXT_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p
           smallest: sizes.length ? sizes[0] : [99, ''], covered};
 })"""
 SMALLEST_TEXT_PX = 8
+# no section shows its waiting box (ui/heads/waiting.py: an info box with the hourglass icon)
+NOT_WAITING_JS = """() => ![...document.querySelectorAll('[data-testid=stIconMaterial]')]
+  .some(icon => icon.textContent.trim() === 'hourglass_top')"""
 
 
-@pytest.mark.parametrize("url_path", ["gpt", "trained-model"])
+@pytest.mark.parametrize("url_path", ["gpt", "trained-model", "heads", "head-forms", "modern"])
 def test_chart_titles_wrap_and_no_text_is_too_small_on_a_phone(phone, app_url, url_path):
     """Lesson 9's sizes and lesson 8's sink map had titles cut mid-word on a phone (so had lesson 10's charts, whose
     page needs the server's start-up study first: tests/test_phone_charts.py holds their builders' titles and legends)."""
     open_page(phone, app_url, url_path, "lang=en")
+    for _ in range(3):  # the figures each answer reveals are measured too (lesson 10's map of 270 heads), once every
+        # section the server is still computing has filled itself in (lesson 10's waiting boxes) and asked its question
+        phone.wait_for_function(NOT_WAITING_JS, timeout=600_000)
+        wait_for_app(phone, 120_000)
+        answer_predictions(phone)
+    phone.wait_for_function(NOT_WAITING_JS, timeout=600_000)
     boxes = phone.locator("[data-testid='stPlotlyChart']")
     boxes.first.wait_for(timeout=120_000)  # each page draws one at its defaults (a busy server settles it later)
     for i in range(boxes.count()):  # (Streamlit draws a chart as it comes into view)
