@@ -112,8 +112,16 @@ def bar_labels(fig: dict) -> list[str]:
     bar = next(tr for tr in fig["data"] if tr.get("type") == "bar")
     axis = fig["layout"]["yaxis" if bar.get("orientation") == "h" else "xaxis"]
     if axis.get("ticktext"):
-        return [str(s) for s in axis["ticktext"]]
+        return [unwrapped(str(s)) for s in axis["ticktext"]]
     return [str(s) for s in (bar["y"] if bar.get("orientation") == "h" else bar["x"])]
+
+
+def unwrapped(label: str) -> str:
+    """A tick label as one line, as a learner reads it: a line break between words stands for a space, one inside
+    Japanese (written without spaces) for nothing."""
+    cjk = r"\u3000-\u30ff\u3400-\u9fff\uff00-\uffef"
+    label = re.sub(rf"(?<=[{cjk}])<br>|<br>(?=[{cjk}])", "", label)
+    return label.replace("<br>", " ")
 
 
 def template_regex(template: str) -> re.Pattern:
