@@ -143,3 +143,27 @@ def test_a_page_outside_a_class_imports_nothing_of_it():
                          cwd=str(Path(__file__).resolve().parent.parent))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def plotly_keys(at) -> list[str]:
+    return [el.proto.id.split("-", 2)[-1] for el in at.get("plotly_chart")]
+
+
+@pytest.mark.pages
+def test_a_question_inside_a_sections_fragment_is_pooled_and_held_too(db):
+    """Lesson 10b's sections are fragments, and in a class the question's box is one more inside them: a student's
+    answer is counted, the four maps stay hidden until the teacher reveals, then they are drawn."""
+    s = load_strings("en")
+    code, key = db.create_class()
+    at = open_page("modern", query={"class": code, "seat": new_student()}, timeout=600)
+    at.radio(key="modern_gqa_predict").set_value(2).run()
+    assert not at.exception
+    assert s["classroom.recorded"] in texts(at, "info")
+    assert not [k for k in plotly_keys(at) if k.startswith("modern_gqa_map_")]  # held: no map before the reveal
+    assert db.counts(code, key, "modern", "modern_gqa_predict", setting_id({}), 3).first == (0, 1, 0)
+    te = open_page("modern", query={"class": code, "teacher": key}, timeout=600)
+    te.button(key="modern_gqa_predict_reveal").click().run()
+    at.run()
+    assert not at.exception
+    assert sorted(k for k in plotly_keys(at) if k.startswith("modern_gqa_map_")) == [f"modern_gqa_map_{h}"
+                                                                                   for h in range(4)]
