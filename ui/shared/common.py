@@ -157,9 +157,9 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
         return question_box()  # (alone, an answer shows the figure below it: the whole page reruns)
     # In a class an answer before the reveal changes only the box: it reruns alone (a fraction of the page's run,
     # which a room of students answering at once would each pay); once the box would show the figure, the page reruns.
-    shown = {}
+    shown = {}  # what the page's own run drew below the box (a fragment's rerun compares against it)
 
-    @st.fragment
+    @guarded_fragment  # (its own error boundary: an answer's rerun runs outside the page's)
     def class_box() -> None:
         shows = question_box()
         if "full_run" in shown and shows != shown["full_run"]:
@@ -167,7 +167,7 @@ def predict_then_reveal(t: Translator, section: str, n_options: int, answer: int
         shown.setdefault("full_run", shows)
 
     class_box()
-    return shown["full_run"]
+    return shown.get("full_run", False)  # (nothing if the box failed: its message is shown instead)
 
 
 def _verdict(t: Translator, say, section: str, choice: int | None, answer: int) -> None:
