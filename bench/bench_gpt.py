@@ -10,8 +10,10 @@ student's 20 tokens through the generation server (tokens/s); `same` 40 students
 prompt at once (how many prompts the model started: 1 = computed once); `class` 40 students generating 20 tokens
 from 40 different prompts at once (time to first token and to the last, per student); `arrivals` 5 students pressing
 generate together while 35 others are written (first token with new prompts stepped first and without); `memory` two processes with
-the model (smaps_rollup: private and shared MB before and after loading and generating). Asserts nothing; prints
-the load average next to the numbers.
+the model (smaps_rollup: private and shared MB before and after loading and generating); `knobs` what lesson 9
+computes when a learner moves a sampling knob or a generation ends (the next-token distribution with the knobs, every
+seed's first draw). `--model gemma` runs each part on Gemma 3 270M instead (lesson 9's other model; `memory` is
+SmolLM2's only: bench/memory.py measures both). Asserts nothing; prints the load average next to the numbers.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import numpy as np
 
 from bench.memory import load_line, smaps_mb, two_children, wait_while_held
 
-PARTS = ("maps", "steps", "one", "same", "class", "arrivals", "memory")
+PARTS = ("maps", "steps", "one", "same", "class", "arrivals", "memory", "knobs")
+MODEL = ["smollm2"]  # --model
 SUBJECTS = ["The cat", "My teacher", "A small robot", "The old bridge", "Our village", "The red balloon", "A farmer",
             "The library", "Every morning the baker", "The scientist", "A quiet river", "The last train"]
 ENDINGS = ["walked into the room and", "was known for", "decided that the best way to", "told everyone that",
@@ -48,13 +51,18 @@ def limit_blas(threads: int):
     return threadpool_limits(limits=threads, user_api="blas")
 
 
+def core():
+    """-> the chosen model's package (attention_core.smollm2 or attention_core.gemma): forward, prefill_many, run."""
+    import importlib
+    return importlib.import_module(f"attention_core.{MODEL[0]}")
+
+
 def model():
-    from attention_core import smollm2
-    return smollm2.default_model()
+    return core().default_model()
 
 
 def bench_maps(repeats: int) -> None:
-    from attention_core import smollm2
+    smollm2 = core()  # (either model: the same calls)
     weights, tokenizer = model()
     text = " ".join(class_prompts(12))
     ids_all = tokenizer.encode(text)
@@ -73,7 +81,7 @@ def bench_maps(repeats: int) -> None:
 
 
 def bench_steps(repeats: int) -> None:
-    from attention_core import smollm2
+    smollm2 = core()  # (either model: the same calls)
     weights, tokenizer = model()
     prompts = [tokenizer.encode(p) for p in class_prompts(40)]
     for batch in (1, 10, 40):
@@ -98,8 +106,30 @@ MAX_BATCH = [64]  # --max-batch: 1 serves one student at a time (the "before" of
 
 def new_server(**options):
     from attention_core.gpt.batching import GenerationServer
-    from attention_core.smollm2.serving import gpt_step_functions
-    return GenerationServer(gpt_step_functions(model()[0]), max_batch=MAX_BATCH[0], **options)
+    if MODEL[0] == "gemma":
+        from attention_core.gemma.serving import gemma_step_functions as step_functions
+    else:
+        from attention_core.smollm2.serving import gpt_step_functions as step_functions
+    return GenerationServer(step_functions(model()[0]), max_batch=MAX_BATCH[0], **options)
+
+
+def bench_knobs(repeats: int) -> None:
+    """A knob moved on lesson 9 (ui/gpt/next_token.py): the distribution after the knobs (sampling_probs over the
+    whole vocabulary) and, once a generation ends, the first draw of each of 100 seeds; thread CPU ms per call."""
+    from attention_core.gpt.sampling import sampling_probs
+    from attention_core.gpt_studies import heads
+    weights, tokenizer = model()
+    logits, _ = core().prefill(weights, tokenizer.encode("The capital of France is"))
+    for what, call in (("T = 0.7", lambda: sampling_probs(logits, temperature=0.7)),
+                       ("T = 0.7, top-k 50, top-p 0.9", lambda: sampling_probs(logits, 0.7, 50, 0.9)),
+                       ("first draws of 100 seeds", lambda: heads.first_draws(sampling_probs(logits), range(100)))):
+        cpus = []
+        for _ in range(repeats):
+            cpu = time.thread_time()
+            call()
+            cpus.append((time.thread_time() - cpu) * 1000)
+        print(f"knobs: {what} over {logits.size:,} tokens: thread CPU ms {percentiles(cpus)}  [{load_line()}]",
+              flush=True)
 
 
 def run_students(server, requests) -> list[dict]:
@@ -243,6 +273,7 @@ def main() -> None:
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS threads (the app runs 1; the machine has 2 cores)")
     ap.add_argument("--max-batch", type=int, default=64, help="sequences per step (1 = one student at a time)")
+    ap.add_argument("--model", choices=("smollm2", "gemma"), default="smollm2", help="lesson 9's model to measure")
     ap.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memory_child:
@@ -251,7 +282,9 @@ def main() -> None:
         return
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     MAX_BATCH[0] = args.max_batch
-    print(f"bench_gpt: {load_line()}, BLAS threads {args.blas_threads}, max batch {args.max_batch}", flush=True)
+    MODEL[0] = args.model
+    print(f"bench_gpt: {args.model}, {load_line()}, BLAS threads {args.blas_threads}, max batch {args.max_batch}",
+          flush=True)
     with limit_blas(args.blas_threads):
         model()
         for part in parts:
@@ -269,6 +302,8 @@ def main() -> None:
                 bench_arrivals(args.students, args.tokens, max(1, args.repeats // 5))
             elif part == "memory":
                 bench_memory()
+            elif part == "knobs":
+                bench_knobs(args.repeats)
             else:
                 raise SystemExit(f"unknown part {part!r}; choose from {PARTS}")
 

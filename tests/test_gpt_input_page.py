@@ -24,7 +24,7 @@ def test_an_empty_prompt_says_so(text, lang):
     assert_clean(at)
     assert strings(lang)["empty"] in [w.value for w in at.warning]
     assert reveals(at) == []
-    assert [r.key for r in at.radio if r.key.startswith("gpt_")] == ["gpt_it_predict", "gpt_induction_predict"]
+    assert [r.key for r in at.radio if r.key.endswith("_predict")] == ["gpt_it_predict", "gpt_induction_predict"]
 
 
 def test_ten_thousand_characters_are_cut_to_the_stated_limit():

@@ -92,7 +92,7 @@ def answered(lang: str):
 def test_every_question_comes_before_what_answers_it(lang):
     at = open_page("gpt", lang, timeout=600)
     assert_clean(at)
-    assert [r.key for r in at.radio if r.key.startswith("gpt_")] == list(QUESTIONS)
+    assert [r.key for r in at.radio if r.key.endswith("_predict")] == list(QUESTIONS)  # (gpt_model: the model choice)
     assert reveals(at) == [] and at.get("vega_lite_chart") == []  # no reveal drawn before its answer
     ids = ids_of(PROMPT)
     top = softmax(full_pass(ids).logits[-1]).max()

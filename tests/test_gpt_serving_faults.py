@@ -114,7 +114,7 @@ def test_the_pages_stream_generation_passes_every_setting_through(monkeypatch):
     from ui.gpt import serving as gpt_serving
 
     model = FakeModel()
-    monkeypatch.setattr(gpt_serving, "generation_server", lambda: GenerationServer(model.functions()))
+    monkeypatch.setattr(gpt_serving, "generation_server", lambda model_key="smollm2": GenerationServer(model.functions()))
     got = list(gpt_serving.stream_generation([4, 5, 6], temperature=0.4, top_k=7, top_p=0.8, seed=12,
                                              max_new_tokens=5))
     expected = GenerationRequest((4, 5, 6), temperature=0.4, top_k=7, top_p=0.8, seed=12, max_new_tokens=5)
@@ -133,7 +133,7 @@ def test_the_page_is_told_its_generation_is_queued_with_the_servers_numbers(monk
 
     model = Stepper()
     server = GenerationServer(model.functions())
-    monkeypatch.setattr(gpt_serving, "generation_server", lambda: server)
+    monkeypatch.setattr(gpt_serving, "generation_server", lambda model_key="smollm2": server)
     running = threading.Thread(target=lambda: list(server.stream(GenerationRequest((7, 8), seed=1, max_new_tokens=9))))
     running.start()
     model.allow(1)

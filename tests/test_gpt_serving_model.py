@@ -65,3 +65,61 @@ def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sa
     assert 3 in server.batch_sizes  # they shared steps (after any prompts that arrived late had a step of their own)
     wait_for(lambda: not server.running())
     assert generation_threads() == []
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(prompt_ids=(262144,)), "token ids must lie in [0, 262144)"),
+    (dict(prompt_ids=(5,) * 32766, max_new_tokens=3), "context of 32768"),
+    (dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
+])
+def test_gemmas_check_refuses_what_the_model_cannot_take(kwargs, message):
+    from attention_core.gemma.serving import gemma_step_functions
+    from attention_core.gemma.weights import GemmaConfig
+
+    functions = gemma_step_functions(types.SimpleNamespace(config=GemmaConfig()))  # check needs only the sizes
+    with pytest.raises(GenerationError) as refused:
+        functions.check(GenerationRequest(**kwargs))
+    assert message in str(refused.value)
+    functions.check(GenerationRequest((2, 262143), temperature=0.0, top_k=1, top_p=1.0))  # the ends are fine
+
+
+def test_gemma_batched_equals_each_text_run_again_in_full_at_every_step():
+    """Two texts (English, Japanese) generated together by the server = each text's full pass (no cache) over its
+    prompt and the tokens so far, sampled here with NumPy's generator seeded as the server's step_seed."""
+    gemma_weights = pytest.importorskip("attention_core.gemma.weights")
+    try:
+        gemma_weights.gguf_path()
+    except gemma_weights.GemmaUnavailable as missing:
+        pytest.skip(f"Gemma's packages are absent: {missing}")
+    import numpy as np
+
+    from attention_core import gemma
+    from attention_core.gemma.serving import gemma_step_functions
+
+    weights, _ = gemma.default_model()
+    reqs = [GenerationRequest(tuple(gemma.encode("The capital of France is")), temperature=0.7, seed=5,
+                              max_new_tokens=4),
+            GenerationRequest(tuple(gemma.encode("日本の首都は")), temperature=1.0, seed=3, max_new_tokens=4)]
+    real, gate = gemma_step_functions(weights), threading.Event()
+    held = dataclasses.replace(real, step=lambda caches, chunks: (gate.wait(60), real.step(caches, chunks))[1])
+    server = GenerationServer(held)
+    results = [None] * len(reqs)
+    threads = [threading.Thread(target=read_all, args=(server, r, results, i)) for i, r in enumerate(reqs)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: server.readers_joined == len(reqs))
+    gate.set()
+    for t in threads:
+        t.join(300)
+    for request, result in zip(reqs, results):
+        ids = list(request.prompt_ids)
+        for step, (token, prob) in enumerate(result):
+            z = gemma.forward(weights, ids, all_logits=False).logits[-1].astype(np.float64) / request.temperature
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            assert token == int(np.random.default_rng(step_seed(request.seed, step)).choice(p.size, p=p))
+            assert prob == pytest.approx(p[token], abs=1e-4)
+            ids.append(token)
+        assert len(result) == 4 or result[-1][0] == 1
+    wait_for(lambda: not server.running())
+    assert generation_threads() == []

@@ -154,8 +154,8 @@ UI_ALSO = {
     "glove": {"attention_core.pretrained"},  # lesson 6 puts lesson 8's trained encoder beside its trained head
     "pretrained": {"attention_core.glove.pronouns"},  # lesson 8 reads lesson 6's pronoun sentences
     "transformer": {"attention_core.pretrained"},  # lesson 7 shows the real model's sizes
-    # lesson 9 runs a GPT (the shared room is its own stem, gpt) and measures it
-    "gpt": {"attention_core.smollm2", "attention_core.gpt_studies"},
+    # lesson 9 runs a GPT (the shared room is its own stem, gpt) and measures it: SmolLM2, or Gemma 3 on the prompt
+    "gpt": {"attention_core.smollm2", "attention_core.gemma", "attention_core.gpt_studies"},
     # "What heads do" tests lesson 9's model (and loads it the same way)
     "heads": {"attention_core.gpt", "attention_core.smollm2", "attention_core.gpt_studies"},
     # "Watch a head form" ends on lesson 9's study of the real model (its shared, disk-kept result) beside its own run

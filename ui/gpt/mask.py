@@ -17,7 +17,8 @@ from charts.model_view import model_view, model_view_table
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
 from ui.shared.display import model_view_px, on_touch_device, show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, answer_for, encode, model, prompt_pass, shown_tokens, texts
+from ui.gpt.page import (GEMMA, S, Prompt, answer_for, config_of, encode, gemma_encode, model, prompt_pass,
+                         shown_tokens, texts, weights_and_tokenizer)
 
 MAP_TOKENS = 16  # the maps drawn: a causal row never depends on later tokens, so these are the whole pass's corner
 REPLACEMENT = " zebra"  # the later token put in for the leak test
@@ -54,6 +55,22 @@ def leak_test(ids: tuple[int, ...]) -> Leak:
     a_logits = smollm2.lm_head(a.hidden, weights.embedding)  # every row, as b's pass computes them: the same products
     j = len(ids) - 1
     return Leak(j, ids[-1], new, *gpt_heads.leak_differences(a.attention, a_logits, b.attention, b.logits, j))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def gemma_leak_test(ids: tuple[int, ...]) -> Leak:
+    """Gemma's leak test: the last token replaced (as leak_test), both texts run in full, every row's logits kept.
+    ids: the start token and at least one more."""
+    from attention_core import gemma
+
+    new = gemma_encode(REPLACEMENT)[1]  # (after the start token)
+    if new == ids[-1]:
+        new = gemma_encode(" apple")[1]
+    changed = ids[:-1] + (new,)
+    weights = weights_and_tokenizer(GEMMA)[0]
+    a, b = gemma.forward(weights, list(ids)), gemma.forward(weights, list(changed))
+    j = len(ids) - 1
+    return Leak(j, ids[-1], new, *gpt_heads.leak_differences(a.attention, a.logits, b.attention, b.logits, j))
 
 
 @dataclass(frozen=True)
@@ -137,22 +154,28 @@ def _exact(t, value: float) -> str:
 @guarded_fragment
 def mask_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.mask_title"))
-    c = model()[0].config
-    _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head, kv=c.n_kv_head,
-             ff=f"{c.d_ff:,}")
+    c = config_of(prompt.model)
+    if prompt.model == GEMMA:
+        _explain(t, "mask_explain_gemma", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head,
+                 ff=f"{c.d_ff:,}", window=c.window, global_layers=len(c.global_layers),
+                 local_layers=c.n_layer - len(c.global_layers))
+    else:
+        _explain(t, "mask_explain", layers=c.n_layer, heads=c.n_head, total=c.n_layer * c.n_head, kv=c.n_kv_head,
+                 ff=f"{c.d_ff:,}")
+    leak_of = gemma_leak_test if prompt.model == GEMMA else leak_test
     if len(prompt.ids) < 2:
         st.warning(t(f"{S}.mask_short"))
         return
 
     def answer() -> int:  # the leak test's second pass runs only once the learner has answered
-        leak = leak_test(prompt.ids)
+        leak = leak_of(prompt.ids)
         return 1 if leak.attention_diff == 0.0 and leak.logits_diff == 0.0 else 2
 
-    answer_for("gpt_leak_predict", prompt.ids)  # a new prompt asks again
+    answer_for("gpt_leak_predict", (prompt.model, prompt.ids))  # a new prompt (or model) asks again
     if not predict_then_reveal(t, f"{S}.leak", 3, answer, key="gpt_leak_predict"):
         return
-    leak = leak_test(prompt.ids)
-    attention = prompt_pass(prompt.ids).attention
+    leak = leak_of(prompt.ids)
+    attention = prompt_pass(prompt.ids, model_key=prompt.model).attention
     layers, heads, n = attention.shape[0], attention.shape[1], attention.shape[-1]
     shown = min(n, MAP_TOKENS)
     spec = model_view(prompt.tokens[:shown], layers, heads, (0, 0), layer_label=t(f"{S}.layer_short"),
@@ -162,14 +185,16 @@ def mask_section(t, prompt: Prompt) -> None:
                       **model_view_px(heads, shown))  # (a phone: maps that fit; presenter mode: larger labels)
     # width="content": the spec's own width, so each map stays square (the column's width would stretch it)
     st.vega_lite_chart(model_view_table(attention[..., :shown, :shown]), spec, key="gpt_maps", width="content")
-    config = model()[0].config
+    config = c
     group = config.n_head // config.n_kv_head
     caption = f"{S}.maps_caption_touch" if on_touch_device() else f"{S}.maps_caption"  # no "hover" on a phone
+    if prompt.model == GEMMA:
+        caption += "_gemma"
     st.caption(t(caption, shown=shown, n=n, kv=config.n_kv_head, group=group,
                  groups=t.join(f"H{g * group}–H{g * group + group - 1}" for g in range(config.n_kv_head))))
     cells, zeros = gpt_heads.above_diagonal(attention)
     st.markdown(t(f"{S}.zeros", cells=f"{cells:,}", zeros=f"{zeros:,}", maps=layers * heads))
-    tokens = shown_tokens([leak.old, leak.new])
+    tokens = shown_tokens([leak.old, leak.new], prompt.model)
     st.markdown(t(f"{S}.leak_numbers", position=leak.position + 1, old=md_escape(tokens[0]), new=md_escape(tokens[1]),
                   rows=leak.position, maps=layers * heads, attention=_exact(t, leak.attention_diff),
                   logits=_exact(t, leak.logits_diff),

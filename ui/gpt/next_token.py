@@ -28,7 +28,8 @@ from charts.gpt import next_token_bars
 from ui.shared.common import csv_download, data_table, explanation, md_escape, predict_then_reveal
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, answer_for, decode, encode, model, percent, prompt_pass, shown_tokens, token_list
+from ui.gpt.page import (GEMMA, SMOLLM2, S, Prompt, answer_for, config_of, decode, encode, percent, prompt_pass,
+                         shown_tokens, token_list)
 from ui.gpt.serving import presets_on_disk, queue_message, stream_generation
 
 TOP = 10
@@ -57,9 +58,9 @@ class Knobs:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def distribution(ids: tuple[int, ...], knobs: Knobs) -> dict:
+def distribution(ids: tuple[int, ...], knobs: Knobs, model_key: str = SMOLLM2) -> dict:
     """The prompt's next-token distribution at temperature 1 and after the knobs: the top tokens, entropies, counts."""
-    logits = prompt_pass(ids).last_logits
+    logits = prompt_pass(ids, model_key=model_key).last_logits
     plain = sampling_probs(logits)
     knobbed = sampling_probs(logits, **knobs.sampling())
     top = [int(i) for i in np.argsort(-plain, kind="stable")[:TOP]]
@@ -82,15 +83,15 @@ def knobs(t) -> Knobs:
 def next_token_section(t, prompt: Prompt) -> Knobs:
     """A prediction, then the top next tokens with their probabilities, the knobs acting on them and the entropy."""
     st.subheader(t(f"{S}.next_title"))
-    _explain(t, "next_explain", vocab=f"{model()[0].config.vocab:,}")
-    share = distribution(prompt.ids, Knobs(1.0, 0, 1.0))["top_share"]
+    _explain(t, "next_explain", vocab=f"{config_of(prompt.model).vocab:,}")
+    share = distribution(prompt.ids, Knobs(1.0, 0, 1.0), prompt.model)["top_share"]
     answer = 1 if share > 0.5 else (2 if share > 0.1 else 3)
-    answer_for("gpt_next_predict", prompt.ids)  # a new prompt asks again
+    answer_for("gpt_next_predict", (prompt.model, prompt.ids))  # a new prompt (or model) asks again
     if not predict_then_reveal(t, S, 3, answer, key="gpt_next_predict"):
         return Knobs(1.0, 0, 1.0)
     setting = knobs(t)
-    d = distribution(prompt.ids, setting)
-    labels = shown_tokens(d["top"])
+    d = distribution(prompt.ids, setting, prompt.model)
+    labels = shown_tokens(d["top"], prompt.model)
     show_plotly(figure_spec(next_token_bars, labels, d["plain"], d["knobbed"], title=t(f"{S}.next_chart", k=TOP),
                             model_label=t(f"{S}.model_probs"), sampled_label=t(f"{S}.knob_probs"),
                             value_label=t(f"{S}.probability")), key="gpt_next_bars")
@@ -100,12 +101,16 @@ def next_token_section(t, prompt: Prompt) -> Knobs:
                   choices=f"{gpt_heads.equally_likely(d['h_plain']):,.1f}",
                   choices_knobbed=f"{gpt_heads.equally_likely(d['h_knobbed']):,.1f}"))
     _explain(t, "knobs_explain")
+    table = {t(f"{S}.col_rank"): list(range(1, len(labels) + 1)), t(f"{S}.col_token"): labels,
+             t(f"{S}.col_id"): d["top"], t(f"{S}.model_probs"): d["plain"], t(f"{S}.knob_probs"): d["knobbed"]}
+    if prompt.model == GEMMA:  # a base model: it continues text, it was never tuned to answer in a chat format
+        st.caption(t(f"{S}.base_model_gemma"))
+        csv_download(t(f"{S}.csv_next"), pd.DataFrame(table), "gpt_next_token.csv", key="gpt_next_csv")
+        return setting
     chat = chat_top(prompt.ids)
     st.markdown(t(f"{S}.chat_numbers", n=CHAT_TOP, raw=token_list(labels[:CHAT_TOP]),
                   chat=token_list(shown_tokens(chat["top"])), p_chat=percent(chat["p"]), p_raw=percent(d["plain"][0]),
                   template=md_escape(CHAT_SHOWN)))
-    table = {t(f"{S}.col_rank"): list(range(1, len(labels) + 1)), t(f"{S}.col_token"): labels,
-             t(f"{S}.col_id"): d["top"], t(f"{S}.model_probs"): d["plain"], t(f"{S}.knob_probs"): d["knobbed"]}
     csv_download(t(f"{S}.csv_next"), pd.DataFrame(table), "gpt_next_token.csv", key="gpt_next_csv")
     return setting
 
@@ -130,9 +135,9 @@ def chat_top(ids: tuple[int, ...]) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def first_draws(ids: tuple[int, ...], knobs: Knobs) -> tuple[int, ...]:
+def first_draws(ids: tuple[int, ...], knobs: Knobs, model_key: str = SMOLLM2) -> tuple[int, ...]:
     """-> the first token each seed 0..SEEDS-1 draws for this prompt and these knobs (as the generation server)."""
-    probs = sampling_probs(prompt_pass(ids).last_logits, **knobs.sampling())
+    probs = sampling_probs(prompt_pass(ids, model_key=model_key).last_logits, **knobs.sampling())
     return tuple(int(i) for i in gpt_heads.first_draws(probs, range(SEEDS)))
 
 
@@ -144,6 +149,7 @@ class Request:
     knobs: Knobs
     seed: int
     new_tokens: int
+    model: str = SMOLLM2
 
 
 def stream(request: Request, on_wait=None):
@@ -153,7 +159,8 @@ def stream(request: Request, on_wait=None):
     cancel = threading.Event()
     try:
         yield from stream_generation(request.ids, **request.knobs.sampling(), seed=request.seed,
-                                     max_new_tokens=request.new_tokens, cancel=cancel, on_wait=on_wait)
+                                     max_new_tokens=request.new_tokens, cancel=cancel, on_wait=on_wait,
+                                     model_key=request.model)
     finally:
         cancel.set()
 
@@ -161,17 +168,17 @@ def stream(request: Request, on_wait=None):
 def _show(out, prompt: Prompt, made: list[tuple[int, float]]) -> None:
     """What the model read (the prompt's tokens, a long prompt cut where the model stopped reading) and what it wrote
     after it, as plain text (every space and new line as written)."""
-    out.code(decode(prompt.ids + tuple(i for i, _ in made)), language=None, wrap_lines=True)
+    out.code(decode(prompt.ids + tuple(i for i, _ in made), prompt.model), language=None, wrap_lines=True)
 
 
 def _seed_caption(t, request: Request, made: list[tuple[int, float]]) -> None:
     """How often each seed's first draw is the commonest first token: the seed's draw next to what is typical."""
     if not made:
         return
-    draws = first_draws(request.ids, request.knobs)
+    draws = first_draws(request.ids, request.knobs, request.model)
     common = max(set(draws), key=lambda i: (draws.count(i), -i))
-    probs = sampling_probs(prompt_pass(request.ids).last_logits, **request.knobs.sampling())
-    token, drawn = shown_tokens([common, made[0][0]])
+    probs = sampling_probs(prompt_pass(request.ids, model_key=request.model).last_logits, **request.knobs.sampling())
+    token, drawn = shown_tokens([common, made[0][0]], request.model)
     st.caption(t(f"{S}.gen_seeds", seeds=SEEDS, last=SEEDS - 1, token=md_escape(token), count=draws.count(common),
                  p=percent(float(probs[common])), seed=request.seed, drawn=md_escape(drawn), p_drawn=percent(made[0][1])))
 
@@ -188,7 +195,7 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
                                persist_state="session")
     go = c_go.button(t(f"{S}.generate"), key="gpt_generate", type="primary", icon=":material/play_arrow:")
     c_stop.button(t(f"{S}.stop"), key="gpt_stop", icon=":material/stop:")  # its click's rerun ends the stream
-    request = Request(prompt.ids, setting, int(seed), int(new_tokens))
+    request = Request(prompt.ids, setting, int(seed), int(new_tokens), prompt.model)
     out = st.container(key="gpt_gen_out").empty()  # (the key names it for the browser tests)
     if go:
         run = {"request": request, "tokens": [], "finished": False, "error": None}
@@ -216,11 +223,11 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
         st.caption(t(f"{S}.gen_done", n=len(made), seed=request.seed))
         _seed_caption(t, request, made)
         if len(made) < request.new_tokens:  # the server stops at the end of an answer
-            st.caption(t(f"{S}.gen_eos", n=len(made)))
+            st.caption(t(f"{S}.gen_eos_gemma" if request.model == GEMMA else f"{S}.gen_eos", n=len(made)))
     else:  # Stop, another click or a page change ended the run before its last token
         st.warning(t(f"{S}.gen_stopped", n=len(made), total=request.new_tokens), icon=":material/stop_circle:")
     if made:
-        steps, tokens = list(range(1, len(made) + 1)), shown_tokens([i for i, _ in made])
+        steps, tokens = list(range(1, len(made) + 1)), shown_tokens([i for i, _ in made], request.model)
         # shown as text: a drawn token never reads "0" (4e-05 is 0.004 %); the CSV keeps the exact numbers
         table = pa.table({t(f"{S}.col_step"): steps, t(f"{S}.col_token"): tokens,
                           t(f"{S}.probability"): [percent(p) for _, p in made]})

