@@ -33,6 +33,16 @@ def test_first_draws_follow_the_generation_servers_rule():
     assert set(got) <= {0, 1, 2, 3}
 
 
+def test_first_draws_equal_numpys_choice_over_a_vocabulary_of_gemmas_size():
+    rng = np.random.default_rng(7)
+    probs = rng.gamma(0.05, size=262_144)  # spiky, as a model's: most mass on few tokens, many tiny values
+    probs /= probs.sum()
+    got = heads.first_draws(probs, range(200))
+    want = [int(np.random.default_rng(int(np.random.SeedSequence([seed, 0]).generate_state(1)[0])).choice(
+        probs.size, p=probs)) for seed in range(200)]
+    assert got.tolist() == want
+
+
 def test_filled_to_repeats_the_ids():
     assert heads.filled_to([5, 6, 7], 8) == [5, 6, 7, 5, 6, 7, 5, 6]
     assert heads.filled_to([1, 2, 3], 2) == [1, 2, 3]
