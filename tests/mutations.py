@@ -156,6 +156,14 @@ MUTATIONS = [
     Mutation("lesson 11: ja labels インダクション and 直前トークン swapped", "tiny_gpt", "locales/ja/tiny_gpt.toml",
              (('\nprev_series = "{head} 直前トークン"', '\nprev_series = "{head} インダクション"'),
               ('\nind_series = "{head} インダクション"', '\nind_series = "{head} 直前トークン"'))),
+    Mutation("lesson 9 (Gemma): the prompt read without its start token", "gpt_gemma", "ui/gpt/page.py",
+             (("ids = gemma_encode(text)[:MAX_PROMPT_TOKENS + 1]", "ids = gemma_encode(text)[1:MAX_PROMPT_TOKENS + 1]"),)),
+    Mutation("lesson 9 (Gemma): the maps drawn from the untrained copy", "gpt_gemma", "ui/gpt/mask.py",
+             (("attention = prompt_pass(prompt.ids, model_key=prompt.model).attention",
+               "attention = prompt_pass(prompt.ids, False, model_key=prompt.model).attention"),)),
+    Mutation("lesson 9 (Gemma): the seeds' caption and bars at T = 1 whatever the knobs", "gpt_gemma",
+             "ui/gpt/next_token.py", (("    d = distribution(prompt.ids, setting, prompt.model)",
+                                       "    d = distribution(prompt.ids, Knobs(1.0, 0, 1.0), prompt.model)"),)),
 ]
 
 

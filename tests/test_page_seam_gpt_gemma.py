@@ -103,6 +103,22 @@ def test_the_next_token_bars_are_the_float64_gemmas_top_ten(lang):
     assert not find_sentences_of(answered(lang), "gpt.chat_numbers", lang)
 
 
+def test_temperature_sharpens_gemmas_knobbed_bars_and_not_the_models():
+    _, logits, _ = reference_pass(PROMPT)
+    plain, sharp = softmax(logits), softmax(logits, 0.5)
+    top = [int(i) for i in np.argsort(-plain, kind="stable")[:10]]
+    at = open_page("gpt", "en", query=GEMMA, timeout=600)
+    at.radio(key="gpt_next_predict").set_value(1).run()
+    at.slider(key="gpt_temperature").set_value(0.5).run()
+    assert_clean(at)
+    w = strings("en")
+    bars = {tr["name"]: tr for tr in figure(at, "gpt_next_bars")["data"] if tr.get("name")}
+    np.testing.assert_allclose(decode_array(bars[w["gpt.model_probs"]]["x"]), 100 * plain[top], atol=0.05)
+    np.testing.assert_allclose(decode_array(bars[w["gpt.knob_probs"]]["x"]), 100 * sharp[top], atol=0.05)
+    said = find_sentence(texts(at), "gpt.next_numbers", "en")
+    assert number(said["p_knobbed"]) == pytest.approx(100 * sharp[top[0]], abs=0.1)
+
+
 def find_sentences_of(at, key: str, lang: str) -> list:
     from tests.seam import find_sentences
 
