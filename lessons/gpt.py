@@ -2,14 +2,14 @@
 the learner's prompt.
 
 The model choice and the prompt are here (changing either reruns the page); every section below is in ui/gpt/ and
-asks its question before it shows what answers it. The chosen model reads the prompt in the first sections: the next
-token and generation, the mask. The sections after them measure SmolLM2 (the page says so when Gemma is chosen): the
-famous sentence, the sink, induction heads, the KV cache, what becomes of Japanese and what the 4-bit copy changes.
+asks its question before it shows what answers it. The chosen model reads the prompt in the first sections (the next
+token and generation, the mask) and has its induction heads measured. The other sections measure SmolLM2 (the page
+says so when Gemma is chosen): the famous sentence, the sink, the KV cache, Japanese and the 4-bit copy.
 The famous sentence, the repeated sequences and Japanese do not read the prompt: they stay when the prompt is empty.
 """
 
 from ui.shared.common import page_header, translator, what_to_try
-from ui.gpt.page import (S, formula, japanese_section, model_card, model_choice, model_or_message, on_smollm2,
+from ui.gpt.page import (GEMMA, SMOLLM2, S, formula, japanese_section, model_card, model_choice, model_or_message, on_smollm2,
                          prompt_picker)
 from ui.gpt.rounding import rounding_section
 from ui.gpt.cache import cache_section
@@ -28,11 +28,14 @@ if model_or_message(t):
         knobs = next_token_section(t, prompt)
         generation_section(t, prompt, knobs)
         mask_section(t, prompt)
+    if which == GEMMA:
+        induction_section(t, prompt, GEMMA)  # Gemma's heads on repeated random sequences
     prompt = on_smollm2(t, prompt, which)  # from here on SmolLM2 (said when Gemma was chosen), on the same text
     minimal_pair_section(t)  # the famous sentence, whatever the prompt
     if prompt is not None:
         sink_section(t, prompt)
-    induction_section(t, prompt)  # repeated random sequences (and the prompt's head scores in its CSV), a made-up name
+    if which == SMOLLM2:
+        induction_section(t, prompt)  # repeated random sequences (the prompt's head scores in its CSV), a made-up name
     if prompt is not None:
         cache_section(t, prompt)
     japanese_section(t)

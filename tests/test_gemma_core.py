@@ -216,3 +216,16 @@ def test_the_model_knows_a_capital(model):
     weights, tokenizer = model
     logits = gemma.next_token_logits("The capital of France is Paris. The capital of Japan is")
     assert tokenizer.decode([int(logits.argmax())]).strip() == "Tokyo"
+
+
+def test_the_studys_gemma_passes_are_the_text_read_after_the_start_token_less_its_row_and_column():
+    from attention_core.gpt_studies import heads
+
+    weights = gemma.default_model()[0]
+    sequences = [[1000, 2000, 3000, 1000, 2000], [5000, 6000, 7000]]
+    got = heads.gemma_forward_many(weights, batch=1)(sequences)
+    for ids, (attention, logits) in zip(sequences, got):
+        out = gemma.forward(weights, [2] + ids)
+        np.testing.assert_allclose(attention, out.attention[..., 1:, 1:], atol=1e-6)
+        np.testing.assert_allclose(logits, out.logits[1:], atol=1e-4)
+        assert attention.shape == (18, 4, len(ids), len(ids)) and logits.shape == (len(ids), 262144)

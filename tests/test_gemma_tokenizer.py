@@ -151,3 +151,10 @@ def test_the_vocabulary_equals_the_gguf_packages_reading():
     vocabulary = gemma_weights.read_vocabulary(GGUF)
     assert list(vocabulary.tokens) == strings("tokenizer.ggml.tokens")
     assert list(vocabulary.token_type) == numbers("tokenizer.ggml.token_type")
+
+
+def test_normal_ids_are_exactly_the_files_normal_tokens(tokenizer):
+    from attention_core.gemma.tokenizer import NORMAL_IDS
+
+    normal = [i for i, kind in enumerate(tokenizer.token_type) if kind == 1]  # NORMAL in the GGUF's token types
+    assert normal == list(NORMAL_IDS)

@@ -48,13 +48,20 @@ def test_cancelling_one_reader_keeps_the_others_generation():
 
 
 def test_waiting_readers_do_not_spin():
-    model = FakeModel(step_delay_s=0.1)
-    server = GenerationServer(model.functions())
-    cpu, wall = time.process_time(), time.monotonic()
-    results = run_together(server, model, requests(4, max_new_tokens=8))
-    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
-    assert all(len(r) == 8 for r in results) and wall >= 0.7  # 7 steps of 0.1 s of sleeping
-    assert cpu < 0.5 * wall  # a busy loop in 4 readers or the worker would burn the whole wait
+    """A busy loop in 4 readers or the worker would burn the whole wait in every attempt; the process's CPU also
+    counts other threads of the test process (an earlier AppTest's start-up work), so the quietest of three counts."""
+    shares = []
+    for _ in range(3):
+        model = FakeModel(step_delay_s=0.1)
+        server = GenerationServer(model.functions())
+        cpu, wall = time.process_time(), time.monotonic()
+        results = run_together(server, model, requests(4, max_new_tokens=8))
+        cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+        assert all(len(r) == 8 for r in results) and wall >= 0.7  # 7 steps of 0.1 s of sleeping
+        shares.append(cpu / wall)
+        if shares[-1] < 0.5:
+            break
+    assert min(shares) < 0.5, shares
 
 
 def test_a_failing_step_reaches_every_reader_as_a_message_and_is_tried_again():

@@ -209,3 +209,66 @@ def test_hostile_prompts_on_gemma_get_a_message_never_a_traceback(text):
     assert 2 <= int(said["n"]) <= 40 and said["tokens"].startswith("`<bos>`")
     if len(text) > 1000:
         assert any(w["gpt.cut"][:10] in el.value for el in at.warning)
+
+
+@functools.cache
+def gemma_induction_by_loops() -> dict:
+    """Gemma on the two sets of repeated random sequences (each read after the start token, by gemma.forward, one
+    sequence a pass): each head's induction score by a loop over the second copy's rows, the head picked on the
+    picking set and its mean on the scoring set, the scoring set's copy losses by a loop over log-softmax rows."""
+    from attention_core.gemma.tokenizer import NORMAL_IDS
+    from attention_core.gpt_studies import heads  # (only the study's input sequences are taken from here)
+
+    sets = heads.induction_sets(count=8, length=20, low=NORMAL_IDS.start, high=NORMAL_IDS.stop)
+    weights, period = gemma.default_model()[0], sets.period
+
+    def measure(seq):
+        out = gemma.forward(weights, [2] + [int(i) for i in seq])
+        score = np.zeros(out.attention.shape[:2])
+        for j in range(period):  # the query at the second copy's j-th token, the target after its first occurrence
+            score += out.attention[:, :, 1 + period + j, 1 + j + 1]
+        logits = out.logits.astype(np.float64)
+        losses = []
+        for i in range(1, 2 * period):  # row i (the i-th token of the sequence) predicts token i + 1
+            row = logits[i]
+            losses.append(np.log(np.exp(row - row.max()).sum()) + row.max() - row[int(seq[i])])
+        first, second = np.mean(losses[:period - 1]), np.mean(losses[period:2 * period - 1])
+        return score / period, first, second
+
+    picking = [measure(seq)[0] for seq in sets.picking]
+    scoring = [measure(seq) for seq in sets.scoring]
+    head = np.unravel_index(np.argmax(np.mean(picking, axis=0)), picking[0].shape)
+    scores = np.mean([s for s, _, _ in scoring], axis=0)
+    return {"head": (int(head[0]), int(head[1])), "score": float(scores[head]), "strong": int((scores > 0.3).sum()),
+            "first": float(np.mean([f for _, f, _ in scoring])), "second": float(np.mean([s for _, _, s in scoring]))}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_gemmas_induction_head_is_picked_on_one_set_and_scored_on_the_other(lang):
+    at = open_page("gpt", lang, query=GEMMA, timeout=600)
+    at.radio(key="gpt_induction_predict").set_value(1).run()
+    assert_clean(at)
+    want = gemma_induction_by_loops()
+    said = find_sentence(texts(at), "gpt.induction_numbers", lang)
+    assert said["head"].strip("*") == "L{}H{}".format(*want["head"])
+    assert number(said["score"]) == pytest.approx(want["score"], abs=0.006)
+    assert int(said["strong"]) == want["strong"] and int(said["heads"]) == 72
+    loss = find_sentence(texts(at), "gpt.loss_numbers", lang)
+    assert number(loss["first"]) == pytest.approx(want["first"], abs=0.06)
+    assert number(loss["second"]) == pytest.approx(want["second"], abs=0.06)
+    w = strings(lang)
+    bars = {tr["name"]: tr for tr in figure(at, "gpt_loss_bars")["data"] if tr.get("name")}
+    np.testing.assert_allclose(decode_array(bars[w["gpt.trained"]]["y"]), [want["first"], want["second"]], atol=0.01)
+    assert want["second"] < want["first"] / 2  # the claim the question's answer key holds at the defaults
+    assert w["gpt.induction_limits_gemma"].split("{")[0] in " ".join(c.value for c in at.caption)
+    assert "gpt_name" not in [box.key for box in at.text_input]  # the made-up name is SmolLM2's section
+
+
+def test_switching_model_asks_the_induction_question_again():
+    at = open_page("gpt", "en", timeout=600)
+    at.radio(key="gpt_induction_predict").set_value(1).run()
+    assert find_sentences_of(at, "gpt.induction_numbers", "en")
+    at.radio(key="gpt_model").set_value("gemma").run()
+    assert_clean(at)
+    assert at.radio(key="gpt_induction_predict").value is None
+    assert not find_sentences_of(at, "gpt.induction_numbers", "en")

@@ -19,6 +19,7 @@ from attention_core.gpt.bpe import merge_lowest_first
 
 BOS_ID = 2  # <bos>: the model breaks without it (the weight on position 0 falls from 0.47 to 0.01)
 EOS_ID = 1  # <eos>
+NORMAL_IDS = range(494, 255968)  # every normal token's id, and no other (tests/test_gemma_tokenizer.py reads the file)
 NORMAL, CONTROL, USER_DEFINED, BYTE = 1, 3, 4, 6  # the GGUF's token types
 SPACE = "\u2581"  # '▁': SentencePiece's space
 

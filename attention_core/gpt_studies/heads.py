@@ -197,6 +197,25 @@ def gpt_forward_many(weights, batch: int = 8):
     return forward_many
 
 
+def gemma_forward_many(weights, batch: int = 2):
+    """-> a forward_many function (a list of ids -> a list of (attention, logits)) of attention_core.gemma on these
+    weights, each sequence read after the start token (the model breaks without it) and measured on its own rows:
+    attention (L, H, n, n) and logits (n, V) of the n ids, the start token's row and column left out (a row's weight
+    on it, the sink, is weight the sequence's own measures do not count). `batch` sequences a pass (two sequences of
+    41 tokens: 86 MB of logits at once)."""
+    from attention_core import gemma
+    from attention_core.gemma.tokenizer import BOS_ID
+
+    def forward_many(sequences):
+        outs = []
+        for start in range(0, len(sequences), batch):
+            chunk = [[BOS_ID] + [int(i) for i in ids] for ids in sequences[start:start + batch]]
+            outs += [(out.attention[..., 1:, 1:], out.logits[1:]) for out in gemma.forward_many(weights, chunk)]
+        return outs
+
+    return forward_many
+
+
 def held_out_head(picking, scoring) -> head_stats.HeldOut:
     """picking: (S1, L, H), scoring: (S2, L, H) per-sequence scores -> head_stats.HeldOut: the head with the best
     mean on the picking sequences, and its mean on the scoring ones."""

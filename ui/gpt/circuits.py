@@ -26,8 +26,8 @@ from ui.shared.common import (BOX_CHARS, csv_download, data_table, explanation, 
                               predict_then_reveal)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import (S, Prompt, answer_for, encode, japanese_facts, model, percent, preset_prompts, prompt_pass,
-                         shown_tokens, texts, token_list, untrained)
+from ui.gpt.page import (GEMMA, SMOLLM2, S, Prompt, answer_for, config_of, encode, japanese_facts, model, percent,
+                         preset_prompts, prompt_pass, shown_tokens, texts, token_list, untrained)
 from ui.gpt.mask import leak_test, minimal_pair_sentences, referent_study
 from ui.gpt.next_token import Knobs, chat_top, distribution
 from ui.shared.held_out_text import held_out_score
@@ -92,6 +92,45 @@ def computed_study() -> Study:
         heads.uniform_previous_token_score(2 * sets.period), (trained.first_copy_loss, trained.second_copy_loss),
         (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
         tuple(int(i) for i in sets.scoring[0]))
+
+
+@st.cache_resource(show_spinner=False)
+def gemma_study() -> Study:
+    """The same study on Gemma 3 (each sequence read after the start token, drawn from its normal tokens), beside
+    its untrained copy: read from disk, computed and written there once per machine (the build does it)."""
+    from attention_core.gemma import model as gemma_model, weights as gemma_weights
+
+    params = {"code": inspect.getsource(computed_gemma_study), "fields": [f.name for f in fields(Study)],
+              "sequences": SEQUENCES, "period": PERIOD, "strong": STRONG, "untrained_seed": UNTRAINED_SEED}
+    value = disk_cache.load_or_compute("gemma-induction-study", params, lambda: asdict(computed_gemma_study()),
+                                       sources=(heads, head_stats, gemma_model, gemma_weights),
+                                       digest=disk_cache.weights_digest(gemma_weights.gguf_path()))
+    return Study(**value)
+
+
+def computed_gemma_study() -> Study:
+    """Gemma's study computed now (gemma_study() reads it from disk when it can). Its untrained copy is memory-mapped
+    from the cache folder (attention_core.gemma.weights.untrained_weights), not kept by the process."""
+    from attention_core import gemma
+    from attention_core.gemma.tokenizer import NORMAL_IDS
+    from attention_core.gemma.weights import untrained_weights
+
+    weights = gemma.default_model()[0]
+    sets = heads.induction_sets(count=SEQUENCES, length=PERIOD, low=NORMAL_IDS.start, high=NORMAL_IDS.stop)
+    trained = heads.head_study(None, sets, heads.gemma_forward_many(weights))
+    control = heads.measure_sequences(None, sets.scoring, sets.period,
+                                      heads.gemma_forward_many(untrained_weights(weights.config, UNTRAINED_SEED)))
+    return Study(
+        SEQUENCES, sets.period, trained.induction_means, trained.induction.head, trained.induction_interval,
+        heads.heads_over(trained.induction_means, STRONG), float(control.induction.mean(axis=0).max()),
+        heads.uniform_induction_score(sets.period), trained.previous_token.head, trained.previous_token_interval,
+        heads.uniform_previous_token_score(2 * sets.period), (trained.first_copy_loss, trained.second_copy_loss),
+        (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
+        tuple(int(i) for i in sets.scoring[0]))
+
+
+def study_of(model_key: str) -> Study:
+    return gemma_study() if model_key == GEMMA else study()
 
 
 # ---------------------------------------------------------------- sinks
@@ -168,7 +207,7 @@ def heads_table(t, s: Study, prompt: Prompt | None) -> pd.DataFrame:
              t(f"{S}.col_head"): np.tile(np.arange(count), layers),
              t(f"{S}.col_induction", sequences=s.sequences): s.induction.reshape(-1)}
     if prompt is not None and len(prompt.ids) >= 2:
-        attention = prompt_pass(prompt.ids).attention
+        attention = prompt_pass(prompt.ids, model_key=prompt.model).attention
         table[t(f"{S}.col_sink")] = heads.sink_share(attention).reshape(-1)
         table[t(f"{S}.col_previous")] = heads.previous_token_score(attention).reshape(-1)
     return pd.DataFrame(table)
@@ -186,14 +225,17 @@ def held_out_sentence_values(head: tuple[int, int]) -> dict:
 
 
 @guarded_fragment
-def induction_section(t, prompt: Prompt | None = None) -> None:
+def induction_section(t, prompt: Prompt | None = None, model_key: str = SMOLLM2) -> None:
+    """The repeated-sequence study of `model_key` (SMOLLM2 or GEMMA; a prompt, when given, is that model's)."""
     st.subheader(t(f"{S}.induction_title"))
     _explain(t, "induction_explain", period=PERIOD)
     with st.spinner(t(f"{S}.study_running")):
-        s = study()
+        s = study_of(model_key)
     first, second = s.losses
     answer = 3 if second < first / 2 else (2 if second < first * 0.9 else 1)
-    st.caption(t(f"{S}.induction_example", tokens=token_list(shown_tokens(s.example[:8]))))
+    st.caption(t(f"{S}.induction_example_gemma" if model_key == GEMMA else f"{S}.induction_example",
+                 tokens=token_list(shown_tokens(s.example[:8], model_key))))
+    answer_for("gpt_induction_predict", model_key)  # the other model's study asks again
     if not predict_then_reveal(t, f"{S}.induction", 3, answer, key="gpt_induction_predict", period=PERIOD):
         return
     show_plotly(figure_spec(grouped_bars, [t(f"{S}.first_copy"), t(f"{S}.second_copy")],
@@ -202,7 +244,7 @@ def induction_section(t, prompt: Prompt | None = None) -> None:
                 key="gpt_loss_bars")
     st.markdown(t(f"{S}.loss_numbers", first=f"{first:.1f}", second=f"{second:.1f}", sequences=s.sequences,
                   u_first=f"{s.untrained_losses[0]:.1f}", u_second=f"{s.untrained_losses[1]:.1f}"))
-    vocab = model()[0].config.vocab
+    vocab = config_of(model_key).vocab
     uniform = heads.uniform_loss(vocab)
     if first > s.untrained_losses[0] and first > uniform:  # the paradox, said only while it holds
         st.markdown(t(f"{S}.loss_paradox", first=f"{first:.1f}", u_first=f"{s.untrained_losses[0]:.1f}",
@@ -221,16 +263,20 @@ def induction_section(t, prompt: Prompt | None = None) -> None:
                   heads=s.induction.size, untrained=f"{s.untrained_best:.2f}", uniform=f"{s.uniform:.3f}"))
     st.markdown(t(f"{S}.previous_numbers", head=f"L{s.previous[0]}H{s.previous[1]}", score=f"{p_mean:.2f}",
                   low=f"{p_low:.2f}", high=f"{p_high:.2f}", uniform=f"{s.previous_uniform:.2f}"))
-    if prompt is not None and len(prompt.ids) >= 2:
+    if prompt is not None and len(prompt.ids) >= 2 and model_key == SMOLLM2:  # (a check of SmolLM2's layer 0)
         rope_check = rotary_check(prompt.ids, s.previous)
         st.markdown(t(f"{S}.rope_numbers", shift=ROPE_SHIFT, far=ROPE_FAR, diff=f"{rope_check['diff']:.1e}",
                       largest=f"{rope_check['largest']:.1f}", k=FILLER_TOKENS, head=f"L{s.previous[0]}H{s.previous[1]}",
                       before=f"{rope_check['before']:.2f}", after=f"{rope_check['after']:.2f}"))
-    st.caption(t(f"{S}.induction_limits", total=2 * s.sequences, head=f"L{s.picked[0]}H{s.picked[1]}",
-                 **held_out_sentence_values(s.picked)))
+    if model_key == GEMMA:
+        st.caption(t(f"{S}.induction_limits_gemma", total=2 * s.sequences))
+    else:
+        st.caption(t(f"{S}.induction_limits", total=2 * s.sequences, head=f"L{s.picked[0]}H{s.picked[1]}",
+                     **held_out_sentence_values(s.picked)))
     st.page_link("lessons/heads.py", label=t("nav.heads"), icon=":material/arrow_forward:")  # where it is shown
     csv_download(t(f"{S}.csv_heads"), heads_table(t, s, prompt), "gpt_heads.csv", key="gpt_heads_csv")
-    copy_section(t)
+    if model_key == SMOLLM2:  # (the made-up name is copied by SmolLM2)
+        copy_section(t)
 
 
 # ---------------------------------------------------------------- the learner's own name, copied
@@ -324,6 +370,8 @@ def store_results() -> None:
     japanese_facts()
     referent_study()
     held_out_score(s.picked)
+    if gemma_installed():
+        gemma_study()  # lesson 9's study on Gemma, when a learner picks it
     for ids in preset_prompts():  # as the page asks for them (the same conditions)
         chat_top(ids)
         if len(ids) >= 2:
@@ -331,6 +379,16 @@ def store_results() -> None:
             rotary_check(ids, s.previous)
         if len(ids) >= 3:
             random_first(ids)
+
+
+def gemma_installed() -> bool:
+    from attention_core.gemma.weights import GemmaUnavailable, gguf_path
+
+    try:
+        gguf_path()
+    except GemmaUnavailable:
+        return False
+    return True
 
 
 def warm_answers() -> None:
