@@ -272,3 +272,40 @@ def test_switching_model_asks_the_induction_question_again():
     assert_clean(at)
     assert at.radio(key="gpt_induction_predict").value is None
     assert not find_sentences_of(at, "gpt.induction_numbers", "en")
+
+
+def first_token_share(maps) -> float:
+    """The mean over every head and every row but the first of the weight on position 0, by a loop over rows."""
+    maps = np.asarray(maps, dtype=np.float64)
+    return float(np.mean([maps[:, :, i, 0] for i in range(1, maps.shape[-1])]))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_gemmas_sink_is_its_start_token_against_the_untrained_copy_and_a_random_first_token(lang):
+    from attention_core.gemma.weights import untrained_weights
+
+    ids, _, maps = reference_pass(PROMPT)
+    share = first_token_share(maps)
+    weights = gemma.default_model()[0]
+    untrained = first_token_share(gemma.forward(untrained_weights(weights.config, 0), ids).attention)
+    rng = np.random.default_rng(0)  # the control's rule: a seeded random normal token in the start token's place
+    token = int(rng.integers(494, 255968))
+    while token == ids[0]:
+        token = int(rng.integers(494, 255968))
+    swapped = first_token_share(gemma.forward(weights, [token] + ids[1:]).attention)
+    at = open_page("gpt", lang, query=GEMMA, timeout=600)
+    at.radio(key="gpt_sink_predict").set_value(1).run()
+    assert_clean(at)
+    said = find_sentence(texts(at), "gpt.sink_numbers", lang)
+    assert number(said["share"]) == pytest.approx(100 * share, abs=0.6)
+    assert number(said["untrained"]) == pytest.approx(100 * untrained, abs=0.6)
+    assert said["token"].replace("\\", "") == "<bos>"
+    assert swapped < share / 2  # the claim the page makes at the defaults: the sink goes with the start token
+    control = find_sentence(texts(at), "gpt.sink_random_first_gemma_gone", lang)
+    assert control["token"].replace("\\", "") == piece(token)
+    assert number(control["share"]) == pytest.approx(100 * swapped, abs=0.6)
+    assert number(control["original"]) == pytest.approx(100 * share, abs=0.6)
+    w = strings(lang)
+    traces = {tr["name"]: tr for tr in figure(at, "gpt_sink_chart")["data"] if tr.get("name")}
+    per_layer = np.asarray(maps, dtype=np.float64)[:, :, 1:, 0].mean(axis=(1, 2))
+    np.testing.assert_allclose(decode_array(traces[w["gpt.trained"]]["y"]), 100 * per_layer, atol=0.01)  # percent

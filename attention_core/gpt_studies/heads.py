@@ -368,12 +368,12 @@ def equally_likely(entropy: float) -> float:
     return float(np.exp(entropy))
 
 
-def random_first_token(ids, seed: int, vocab: int) -> list[int]:
-    """ids: (n,) -> (n,) the same ids with the first replaced by a seeded random ordinary token (ids FIRST_ORDINARY_ID
-    .. vocab - 1, never the first itself): the sink's control (is the weight on position 0 about the word?)."""
+def random_first_token(ids, seed: int, vocab: int, low: int = FIRST_ORDINARY_ID) -> list[int]:
+    """ids: (n,) -> (n,) the same ids with the first replaced by a seeded random ordinary token (ids low .. vocab - 1,
+    never the first itself): the sink's control (is the weight on position 0 about the word?)."""
     ids = [int(i) for i in ids]
     rng = np.random.default_rng(seed)
     while True:
-        token = int(rng.integers(FIRST_ORDINARY_ID, vocab))
+        token = int(rng.integers(low, vocab))
         if token != ids[0]:
             return [token] + ids[1:]

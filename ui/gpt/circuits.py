@@ -142,15 +142,15 @@ def sink_section(t, prompt: Prompt) -> None:
     if n < 3:
         st.warning(t(f"{S}.sink_short"))
         return
-    trained = heads.sink_share(prompt_pass(prompt.ids).attention)  # (L, H)
+    trained = heads.sink_share(prompt_pass(prompt.ids, model_key=prompt.model).attention)  # (L, H)
     even = heads.uniform_sink_share(n)
     share = float(trained.mean())
     answer = 3 if share > 0.5 else (1 if share < 2 * even else 2)
-    answer_for("gpt_sink_predict", prompt.ids)  # a new prompt asks again
+    answer_for("gpt_sink_predict", (prompt.model, prompt.ids))  # a new prompt (or model) asks again
     if not predict_then_reveal(t, f"{S}.sink", 3, answer, key="gpt_sink_predict", even=f"{even:.0%}",
                                heads=trained.size):
         return
-    control = heads.sink_share(prompt_pass(prompt.ids, trained=False).attention)  # the untrained copy, same prompt
+    control = heads.sink_share(prompt_pass(prompt.ids, False, prompt.model).attention)  # the untrained copy
     show_plotly(figure_spec(layer_profile, trained.mean(axis=1), control.mean(axis=1),
                             title=t(f"{S}.sink_chart", token=prompt.tokens[0]), trained_label=t(f"{S}.trained"),
                             untrained_label=t(f"{S}.untrained"), value_label=t(f"{S}.share"),
@@ -159,9 +159,14 @@ def sink_section(t, prompt: Prompt) -> None:
     st.markdown(t(f"{S}.sink_numbers", share=f"{share:.0%}", over=heads.heads_over(trained), heads=trained.size,
                   untrained=f"{float(control.mean()):.0%}", untrained_over=heads.heads_over(control), even=f"{even:.0%}",
                   token=md_escape(prompt.tokens[0])))
-    swapped, swapped_share = random_first(prompt.ids)
-    st.markdown(t(f"{S}.sink_random_first", token=md_escape(shown_tokens([swapped])[0]), share=f"{swapped_share:.0%}",
-                  original=f"{share:.0%}", even=f"{even:.0%}"))
+    if prompt.model == GEMMA:  # its first token is the start token: the control takes that away
+        swapped, swapped_share = gemma_random_first(prompt.ids)
+        key = "sink_random_first_gemma_gone" if swapped_share < share / 2 else "sink_random_first_gemma_kept"
+    else:
+        swapped, swapped_share = random_first(prompt.ids)
+        key = "sink_random_first"
+    st.markdown(t(f"{S}.{key}", token=md_escape(shown_tokens([swapped], prompt.model)[0]),
+                  share=f"{swapped_share:.0%}", original=f"{share:.0%}", even=f"{even:.0%}"))
     _explain(t, "sink_explain")
 
 
@@ -175,6 +180,17 @@ def random_first(ids: tuple[int, ...]) -> tuple[int, float]:
     preset's read from disk: the same at every start)."""
     swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, model()[0].config.vocab)
     return swapped[0], float(heads.sink_share(smollm2.forward(model()[0], swapped, all_logits=False).attention).mean())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def gemma_random_first(ids: tuple[int, ...]) -> tuple[int, float]:
+    """Gemma: -> (the random normal token put where the start token stood, the trained heads' mean weight on it)."""
+    from attention_core import gemma
+    from attention_core.gemma.tokenizer import NORMAL_IDS
+
+    swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, NORMAL_IDS.stop, low=NORMAL_IDS.start)
+    weights = gemma.default_model()[0]
+    return swapped[0], float(heads.sink_share(gemma.forward(weights, swapped, all_logits=False).attention).mean())
 
 
 # ---------------------------------------------------------------- induction heads
