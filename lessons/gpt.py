@@ -3,8 +3,8 @@ the learner's prompt.
 
 The model choice and the prompt are here (changing either reruns the page); every section below is in ui/gpt/ and
 asks its question before it shows what answers it. The chosen model reads the prompt in the first sections (the next
-token and generation, the mask, the sink) and has its induction heads measured. The other sections measure SmolLM2
-(the page says so when Gemma is chosen): the famous sentence, the KV cache, Japanese and the 4-bit copy.
+token and generation, the mask, the sink, the KV cache) and has its induction heads measured. The other sections
+measure SmolLM2 (the page says so when Gemma is chosen): the famous sentence, Japanese and the 4-bit copy.
 The famous sentence, the repeated sequences and Japanese do not read the prompt: they stay when the prompt is empty.
 """
 
@@ -32,13 +32,15 @@ if model_or_message(t):
         if prompt is not None:
             sink_section(t, prompt)  # Gemma's sink: its start token
         induction_section(t, prompt, GEMMA)  # Gemma's heads on repeated random sequences
+        if prompt is not None:
+            cache_section(t, prompt)  # Gemma's cache: one key/value head, and the sliding window
     prompt = on_smollm2(t, prompt, which)  # from here on SmolLM2 (said when Gemma was chosen), on the same text
     minimal_pair_section(t)  # the famous sentence, whatever the prompt
     if which == SMOLLM2:
         if prompt is not None:
             sink_section(t, prompt)
         induction_section(t, prompt)  # repeated random sequences (the prompt's head scores in its CSV), a made-up name
-    if prompt is not None:
-        cache_section(t, prompt)
+        if prompt is not None:
+            cache_section(t, prompt)
     japanese_section(t)
     rounding_section(t)  # what the 4-bit copy changes (it names the answers of the questions above, so it comes last)

@@ -48,6 +48,23 @@ def test_the_childs_timing_has_the_pages_keys_and_writes_the_models_tokens():
     assert multiprocessing.active_children() == []
 
 
+def test_the_child_times_gemma_too_and_writes_the_tokens_its_full_passes_write():
+    from attention_core import gemma
+    from attention_core.gemma.weights import GemmaUnavailable
+
+    try:
+        weights = gemma.default_model()[0]
+    except GemmaUnavailable as missing:
+        pytest.skip(f"Gemma's packages are absent: {missing}")
+    ids = tuple(gemma.encode("日本の首都は"))
+    (timing,) = child.run(kv_timing.time_lengths, (((ids, 3),), "gemma"))["timings"]
+    text = list(ids)
+    for _ in range(3):  # the reference: the whole text run again for every token, no cache
+        text.append(int(gemma.forward(weights, text, all_logits=False).logits[-1].argmax()))
+    assert timing["tokens"] == text[len(ids):] and timing["same"] is True
+    assert (timing["n"], timing["k"]) == (len(ids), 3)
+
+
 def test_the_child_runs_at_the_lowest_priority():
     assert child.NICE == 19
     stats = {}

@@ -309,3 +309,25 @@ def test_gemmas_sink_is_its_start_token_against_the_untrained_copy_and_a_random_
     traces = {tr["name"]: tr for tr in figure(at, "gpt_sink_chart")["data"] if tr.get("name")}
     per_layer = np.asarray(maps, dtype=np.float64)[:, :, 1:, 0].mean(axis=(1, 2))
     np.testing.assert_allclose(decode_array(traces[w["gpt.trained"]]["y"]), 100 * per_layer, atol=0.01)  # percent
+
+
+def test_gemmas_kv_cache_in_numbers_and_its_sliding_window():
+    """Gemma's cache at the defaults from its sizes, written out here: 2 x 18 layers x 1 key/value head x 256 numbers
+    x 4 bytes a token; at 32,768 tokens against its float32 weights; the 15 local layers keeping only 512 tokens."""
+    at = open_page("gpt", "en", query=GEMMA, timeout=600)
+    at.radio(key="gpt_cache_predict").set_value(1).run()
+    assert_clean(at)
+    per_token = 2 * 18 * 1 * 256 * 4
+    n = len(gemma.encode(PROMPT))
+    size = find_sentence(texts(at), "gpt.cache_size", "en")
+    assert size["per_token"] == f"{per_token / 1e3:.1f} kB" and size["size"].strip("*") == f"{n * per_token / 1e3:.1f} kB"
+    assert size["full"] == f"{4 * per_token / 1e3:.1f} kB" and int(size["kv"]) == 1 and int(size["layers"]) == 18
+    params = sum(int(a.size) for a in vars(gemma.default_model()[0]).values() if isinstance(a, np.ndarray))
+    full = per_token * 32768
+    context = find_sentence(texts(at), "gpt.cache_context", "en")
+    assert context["size"].strip("*") == f"{full / 1e6:,.0f} MB" and context["context"] == "32,768"
+    assert number(context["share"]) == pytest.approx(100 * full / (4 * params), abs=0.5)
+    kept = sum(32768 if layer in (5, 11, 17) else 512 for layer in range(18)) * per_token // 18
+    window = find_sentence(texts(at), "gpt.cache_window_gemma", "en")
+    assert window["size"].strip("*") == f"{kept / 1e6:,.0f} MB" and number(window["share"]) == round(100 * kept / full)
+    assert full > 4 * params  # the question's answer at the defaults: more than half the weights (more than all)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import time
 
-from attention_core.smollm2.model import decode_step, default_model, prefill
+import importlib
 
 
-def time_per_token(weights, ids, count: int) -> dict:
+def time_per_token(weights, ids, count: int, model: str = "smollm2") -> dict:
     """``count`` greedy new tokens after ``ids``, each way -> {"without", "with": CPU seconds per new token, "same":
     both ways wrote the same tokens, "n": len(ids), "k": count, "length": len(ids) + count, "tokens": the tokens
     written with the cache}."""
+    core = importlib.import_module(f"attention_core.{model}")  # smollm2 or gemma: the same calls
+    prefill, decode_step = core.prefill, core.decode_step
     text = list(ids)
     without = 0.0
     for _ in range(count):
@@ -37,10 +39,10 @@ def time_per_token(weights, ids, count: int) -> dict:
             "n": len(ids), "k": count, "length": len(ids) + count, "tokens": made}
 
 
-def time_lengths(jobs) -> dict:
+def time_lengths(jobs, model: str = "smollm2") -> dict:
     """jobs: ((ids, count), ...) -> {"timings": [time_per_token(...) for each job], "load_cpu_s": the CPU seconds
-    of loading the model here}."""
+    of loading the model here}. model: "smollm2" or "gemma" (lesson 9's two GPTs)."""
     start = time.process_time()
-    weights = default_model()[0]
+    weights = importlib.import_module(f"attention_core.{model}").default_model()[0]
     load = time.process_time() - start
-    return {"timings": [time_per_token(weights, tuple(ids), count) for ids, count in jobs], "load_cpu_s": load}
+    return {"timings": [time_per_token(weights, tuple(ids), count, model) for ids, count in jobs], "load_cpu_s": load}

@@ -20,9 +20,10 @@ from attention_core.smollm2.weights import parameter_count
 from charts.gpt import grouped_bars
 from ui.shared import child
 from ui.shared.common import explanation, guarded_fragment, md_escape, predict_then_reveal
+from ui.gpt.page import answer_for
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import S, Prompt, model
+from ui.gpt.page import GEMMA, SMOLLM2, S, Prompt, config_of, weights_and_tokenizer
 
 TIMED_TOKENS = 8  # new tokens timed each way
 LONG = 200  # the second length timed: the prompt filled to this many tokens
@@ -35,15 +36,23 @@ def _explain(t, key: str, **values) -> None:
     explanation(t(f"{S}.{key}", **values))
 
 
-def cache_bytes(tokens: int) -> int:
+def cache_bytes(tokens: int, model_key: str = SMOLLM2) -> int:
     """Keys and values of every layer and key/value head for ``tokens`` positions, in bytes."""
-    c = model()[0].config
+    c = config_of(model_key)
     return 2 * c.n_layer * c.n_kv_head * c.head_dim * tokens * FLOAT_BYTES
 
 
-def weight_bytes() -> int:
+def weight_bytes(model_key: str = SMOLLM2) -> int:
     """The float32 weights that every decode step reads (the tied embedding counted once)."""
-    return FLOAT_BYTES * parameter_count(model()[0])
+    if model_key == GEMMA:
+        from attention_core.gemma.weights import parameter_count as gemma_parameter_count
+
+        return FLOAT_BYTES * gemma_parameter_count(weights_and_tokenizer(GEMMA)[0])
+    return FLOAT_BYTES * parameter_count(weights_and_tokenizer(SMOLLM2)[0])
+
+
+def context_of(model_key: str = SMOLLM2) -> int:
+    return config_of(GEMMA).context if model_key == GEMMA else smollm2.CONTEXT_LENGTH
 
 
 def _size(nbytes: float) -> str:
@@ -66,7 +75,7 @@ def measurements() -> dict:
     return {}
 
 
-def measure(ids: tuple[int, ...], wait=None) -> dict:
+def measure(ids: tuple[int, ...], wait=None, model_key: str = SMOLLM2) -> dict:
     """Time the prompt as it is and filled to LONG tokens, each way, in a child process. Every press gets a
     measurement that finished after it was pressed: a class pressing at once on the teacher's prompt waits for one
     measurement (the lock) and shares it, instead of 40 measuring each other; a later press measures again. The result
@@ -79,53 +88,63 @@ def measure(ids: tuple[int, ...], wait=None) -> dict:
         if wait is not None:
             wait()
     try:
-        stored = measurements().get(ids)
+        stored = measurements().get((model_key, ids))
         if stored is not None and stored["finished"] >= pressed:
             return stored
         long_ids = tuple(gpt_heads.filled_to(list(ids), LONG))
-        short, long = _in_child(((ids, TIMED_TOKENS), (long_ids, LONG_TIMED_TOKENS)), wait)
-        timing = {"ids": ids, "short": short, "long": long, "finished": time.time()}
-        measurements()[ids] = timing
+        short, long = _in_child(((ids, TIMED_TOKENS), (long_ids, LONG_TIMED_TOKENS)), wait, model_key)
+        timing = {"ids": ids, "model": model_key, "short": short, "long": long, "finished": time.time()}
+        measurements()[(model_key, ids)] = timing
         return timing
     finally:
         lock.release()
 
 
-def _in_child(jobs, wait=None) -> list[dict]:
+def _in_child(jobs, wait=None, model_key: str = SMOLLM2) -> list[dict]:
     """jobs: ((ids, new tokens), ...) -> their kv_timing.time_per_token dicts, computed in one child process (it
     loads the model itself, memory-mapped)."""
-    return child.run(kv_timing.time_lengths, (jobs,), name="gpt kv timing", wait=wait)["timings"]
+    return child.run(kv_timing.time_lengths, (jobs, model_key), name="gpt kv timing", wait=wait)["timings"]
 
 
 @guarded_fragment
 def cache_section(t, prompt: Prompt) -> None:
     st.subheader(t(f"{S}.cache_title"))
     _explain(t, "cache_explain")
-    c = model()[0].config
-    per_token = cache_bytes(1)
-    weights = weight_bytes()
-    full = cache_bytes(smollm2.CONTEXT_LENGTH)
+    which = prompt.model
+    c = config_of(which)
+    context = context_of(which)
+    per_token = cache_bytes(1, which)
+    weights = weight_bytes(which)
+    full = cache_bytes(context, which)
     share = full / weights
     answer = 1 if share < 0.01 else (2 if share < 0.5 else 3)
-    if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", context=f"{smollm2.CONTEXT_LENGTH:,}",
+    answer_for("gpt_cache_predict", which)  # the other model's cache asks again
+    if not predict_then_reveal(t, f"{S}.cache", 3, answer, key="gpt_cache_predict", context=f"{context:,}",
                                weights=_size(weights), per_token=_size(per_token), layers=c.n_layer, kv=c.n_kv_head,
                                d=c.head_dim):
         return
-    st.markdown(t(f"{S}.cache_size", n=len(prompt.ids), size=_size(cache_bytes(len(prompt.ids))),
+    st.markdown(t(f"{S}.cache_size", n=len(prompt.ids), size=_size(cache_bytes(len(prompt.ids), which)),
                   per_token=_size(per_token), layers=c.n_layer, kv=c.n_kv_head, d=c.head_dim,
                   full=_size(per_token * c.n_head // c.n_kv_head)))
-    st.markdown(t(f"{S}.cache_context", context=f"{smollm2.CONTEXT_LENGTH:,}", size=_size(full), weights=_size(weights),
+    st.markdown(t(f"{S}.cache_context", context=f"{context:,}", size=_size(full), weights=_size(weights),
                   share=f"{share:.0%}", equal=f"{weights / per_token:,.0f}", students=CLASS,
                   class_size=_size(CLASS * full)))
+    if which == GEMMA:  # its local layers need only the last `window` tokens' keys and values
+        from attention_core.gpt_studies.modern import window_cache_bytes
+
+        windowed = window_cache_bytes(context, c.n_layer, c.global_layers, c.window, c.n_kv_head, c.head_dim)
+        st.markdown(t(f"{S}.cache_window_gemma", local=c.n_layer - len(c.global_layers), layers=c.n_layer,
+                      window=c.window, context=f"{context:,}", size=_size(windowed), full=_size(full),
+                      share=f"{windowed / full:.0%}"))
     if st.button(t(f"{S}.cache_measure", long=LONG), key="gpt_cache_measure", icon=":material/timer:"):
         checkpoint = st.empty()  # emptied while the child runs: where Streamlit stops a learner who left
         with st.spinner(t(f"{S}.cache_running", long=LONG)):
             try:
-                st.session_state.gpt_cache_timing = measure(prompt.ids, wait=checkpoint.empty)
+                st.session_state.gpt_cache_timing = measure(prompt.ids, wait=checkpoint.empty, model_key=which)
             except child.ChildFailed as error:
                 st.error(t(f"{S}.cache_failed", reason=md_escape(str(error))))
     timing = st.session_state.get("gpt_cache_timing")
-    if timing is None or timing["ids"] != prompt.ids:
+    if timing is None or timing["ids"] != prompt.ids or timing.get("model", SMOLLM2) != which:
         return
     short, long = timing["short"], timing["long"]
     when = time.strftime("%H:%M:%S", time.gmtime(timing["finished"]))
@@ -139,6 +158,6 @@ def cache_section(t, prompt: Prompt) -> None:
     st.markdown(t(f"{S}.cache_numbers", when=when, n=short["n"], long=long["n"], k=short["k"], k_long=long["k"],
                   without=f"{short['without'] * 1e3:.0f}", with_=f"{short['with'] * 1e3:.0f}", ratio=ratio(short),
                   long_without=f"{long['without'] * 1e3:.0f}", long_with=f"{long['with'] * 1e3:.0f}",
-                  long_ratio=ratio(long), size=_size(cache_bytes(long["length"])), length=long["length"]))
+                  long_ratio=ratio(long), size=_size(cache_bytes(long["length"], which)), length=long["length"]))
     st.caption(t(f"{S}.cache_same" if short["same"] and long["same"] else f"{S}.cache_differs"))
     st.caption(t(f"{S}.cache_cpu"))
