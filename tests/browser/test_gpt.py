@@ -103,3 +103,35 @@ def test_a_page_change_mid_generation_leaves_the_session_clean(page, app_url):
     stopped = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="Stopped after").count()
     done = page.get_by_text(f"{TOKENS} tokens written with seed 3.").count()
     assert stopped + done == 1 and written(page)
+
+
+def test_gemma_streams_and_stops_too(page, app_url):
+    """Lesson 9 opened with Gemma picked (a link's ?gpt_model=gemma): its generation streams and Stop ends it."""
+    open_page(page, app_url, "gpt", query=f"gpt_model=gemma&gpt_new_tokens={TOKENS}&gpt_seed=3", timeout=300_000)
+    page.get_by_text("Gemma reads 6 tokens").wait_for(timeout=120_000)
+    page.locator(".st-key-gpt_next_predict [role='radiogroup'] label").first.click()
+    wait_for_app(page, 120_000)
+    generate(page)
+    page.locator(".st-key-gpt_stop button").click()
+    wait_for_app(page, 120_000)
+    no_exception(page)
+    warning = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="Stopped after")
+    found = re.search(r"Stopped after (\d+) of (\d+) tokens", warning.inner_text())
+    assert found and 0 < int(found.group(1)) < TOKENS
+    assert written(page).startswith("The capital of France is")  # the start token is not written out
+
+
+def test_a_japanese_prompt_is_read_by_gemma_at_one_click(page, app_url):
+    open_page(page, app_url, "gpt", query="gpt_preset=custom", timeout=300_000)
+    box = page.locator(".st-key-gpt_text input")
+    box.fill("日本の首都は")
+    box.press("Enter")
+    button = page.locator(".st-key-gpt_read_with_gemma button")
+    button.wait_for(timeout=120_000)
+    button.click()
+    page.get_by_text("Gemma reads 4 tokens").wait_for(timeout=120_000)
+    wait_for_app(page, 120_000)
+    no_exception(page)
+    checked = page.locator(".st-key-gpt_model label").filter(has=page.locator("input:checked"))
+    assert "Gemma" in checked.inner_text()
+    assert "gpt_model=gemma" in page.url  # the link keeps the model
