@@ -159,6 +159,31 @@ NOT_WAITING_JS = """() => ![...document.querySelectorAll('[data-testid=stIconMat
 def test_chart_titles_wrap_and_no_text_is_too_small_on_a_phone(phone, app_url, url_path):
     """Lesson 9's sizes and lesson 8's sink map had titles cut mid-word on a phone (so had lesson 10's charts, whose
     page needs the server's start-up study first: tests/test_phone_charts.py holds their builders' titles and legends)."""
+    assert_chart_text(phone, app_url, url_path)
+
+
+TABLET_UA = ("Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 "
+             "Mobile/15E148 Safari/604.1")
+
+
+@pytest.fixture
+def tablet(browser):
+    """An iPad held upright (810 x 1080 CSS px, touch, drawn at twice the pixels)."""
+    context = browser.new_context(viewport={"width": 810, "height": 1080}, has_touch=True, is_mobile=True,
+                                  device_scale_factor=2, user_agent=TABLET_UA)
+    yield new_page(context)
+    context.close()
+
+
+@pytest.mark.parametrize("url_path", ["heads", "head-forms"])
+def test_chart_titles_wrap_and_no_text_is_too_small_on_an_ipad(tablet, app_url, url_path):
+    """Lesson 11's token labels were 4.8 px on an iPad too (issue 40 item 20); lesson 10's map of 270 heads beside."""
+    assert_chart_text(tablet, app_url, url_path)
+
+
+def assert_chart_text(phone, app_url, url_path) -> None:
+    """Every chart of the page, every question answered: its title inside it, no text under SMALLEST_TEXT_PX, no
+    axis text under its legend."""
     open_page(phone, app_url, url_path, "lang=en")
     for _ in range(3):  # the figures each answer reveals are measured too (lesson 10's map of 270 heads), once every
         # section the server is still computing has filled itself in (lesson 10's waiting boxes) and asked its question
