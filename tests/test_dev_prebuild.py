@@ -68,8 +68,11 @@ def test_run_prepares_what_the_tests_prepare_before_the_server_starts(dev, monke
     does and how long it took, and starts the server after it."""
     prebuild, build, server = commands_of_run(dev, monkeypatch, prebuild_fails=False)
     assert build[1:] == ["-c", dev.BUILD_GPT_CACHES]
-    for step in ("store_offered_runs()", "store_results()", "BAND.result()", "DEFAULTS.result()", "REFERENT.result()"):
+    for step in ("store_offered_runs()", "store_results()", "BAND.result()", "DEFAULTS.result()", "REFERENT.result()",
+                 "window_summary()", "japanese_heads()", "gemma_study()"):
         assert step in dev.BUILD_GPT_CACHES
+    dockerfile = (Path(dev.__file__).parent / "Dockerfile").read_text()
+    assert all(step in dockerfile for step in ("window_summary()", "japanese_heads()", "gemma_study()"))
     out = capsys.readouterr().out
     assert "preparing what a class needs" in out and "lesson 10's random-head band" in out
     assert re.search(r"the class's results are ready \(\d+\.\d s\)", out)

@@ -110,7 +110,7 @@ def test_the_page_measures_in_a_child_and_shares_one_measurement_per_press(monke
 
     seen = []
 
-    def fake(jobs, wait=None):
+    def fake(jobs, wait=None, model_key="smollm2"):
         seen.append(([len(ids) for ids, _ in jobs], wait))
         return [{"without": 2.0, "with": 1.0, "same": True, "n": len(ids), "k": k, "length": len(ids) + k}
                 for ids, k in jobs]

@@ -12,6 +12,23 @@ from attention_core.gpt.batching import GenerationError, GenerationRequest, Gene
 from tests.test_gpt_serving import generation_threads, read_all, wait_for
 
 
+def served_together(real, reqs) -> tuple[GenerationServer, list]:
+    """Every request read by its own thread, their first step held until all have joined (so they share steps) ->
+    (the server, each request's (token, probability) list)."""
+    gate = threading.Event()
+    held = dataclasses.replace(real, step=lambda caches, chunks: (gate.wait(60), real.step(caches, chunks))[1])
+    server = GenerationServer(held)
+    results = [None] * len(reqs)
+    threads = [threading.Thread(target=read_all, args=(server, r, results, i)) for i, r in enumerate(reqs)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: server.readers_joined == len(reqs))
+    gate.set()
+    for t in threads:
+        t.join(300)
+    return server, results
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(prompt_ids=(49152,)), "token ids must lie in [0, 49152)"),
     (dict(prompt_ids=(5,) * 8190, max_new_tokens=3), "context of 8192"),
@@ -43,17 +60,7 @@ def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sa
                               top_k=20, seed=9, max_new_tokens=6),
             GenerationRequest(tuple(tokenizer.encode("1, 2, 3,")), top_p=0.9, temperature=1.3, seed=0,
                               max_new_tokens=6)]
-    real, gate = gpt_step_functions(weights), threading.Event()
-    held = dataclasses.replace(real, step=lambda caches, chunks: (gate.wait(60), real.step(caches, chunks))[1])
-    server = GenerationServer(held)
-    results = [None] * len(reqs)
-    threads = [threading.Thread(target=read_all, args=(server, r, results, i)) for i, r in enumerate(reqs)]
-    for t in threads:
-        t.start()
-    wait_for(lambda: server.readers_joined == len(reqs))
-    gate.set()
-    for t in threads:
-        t.join(300)
+    server, results = served_together(gpt_step_functions(weights), reqs)
     for request, result in zip(reqs, results):
         settings_ = dict(temperature=request.temperature, top_k=request.top_k, top_p=request.top_p)
         logits, cache = smollm2.prefill(weights, list(request.prompt_ids))
@@ -100,17 +107,7 @@ def test_gemma_batched_equals_each_text_run_again_in_full_at_every_step():
     reqs = [GenerationRequest(tuple(gemma.encode("The capital of France is")), temperature=0.7, seed=5,
                               max_new_tokens=4),
             GenerationRequest(tuple(gemma.encode("日本の首都は")), temperature=1.0, seed=3, max_new_tokens=4)]
-    real, gate = gemma_step_functions(weights), threading.Event()
-    held = dataclasses.replace(real, step=lambda caches, chunks: (gate.wait(60), real.step(caches, chunks))[1])
-    server = GenerationServer(held)
-    results = [None] * len(reqs)
-    threads = [threading.Thread(target=read_all, args=(server, r, results, i)) for i, r in enumerate(reqs)]
-    for t in threads:
-        t.start()
-    wait_for(lambda: server.readers_joined == len(reqs))
-    gate.set()
-    for t in threads:
-        t.join(300)
+    server, results = served_together(gemma_step_functions(weights), reqs)
     for request, result in zip(reqs, results):
         ids = list(request.prompt_ids)
         for step, (token, prob) in enumerate(result):

@@ -65,26 +65,19 @@ class Study:
     example: tuple[int, ...]  # the first scoring sequence
 
 
-@st.cache_resource(show_spinner=False)
-def study() -> Study:
-    """The tested study (attention_core.gpt_studies.heads.head_study: heads picked on one set, scored on the other) on the
-    trained model, and the untrained copy measured on the scoring set. The same at every start: read from disk when
-    an earlier start (or the image's build) computed it with the same weights and the same code
-    (attention_core.gpt.disk_cache), computed and written there otherwise."""
-    params = {"code": inspect.getsource(computed_study), "fields": [f.name for f in fields(Study)],
+def _kept(name: str, computed, sources: tuple, gguf) -> Study:
+    """computed()'s Study, read from disk when an earlier start (or the build) computed it with the same weights and
+    code (attention_core.gpt.disk_cache), computed and written there otherwise."""
+    params = {"code": inspect.getsource(computed) + inspect.getsource(_from_runs),
+              "fields": [f.name for f in fields(Study)],
               "sequences": SEQUENCES, "period": PERIOD, "strong": STRONG, "untrained_seed": UNTRAINED_SEED}
-    value = disk_cache.load_or_compute("induction-study", params, lambda: asdict(computed_study()),
-                                       sources=(heads, head_stats, gpt_model, gpt_weights),
-                                       digest=disk_cache.weights_digest(gpt_weights.gguf_path()))
+    value = disk_cache.load_or_compute(name, params, lambda: asdict(computed()), sources=(heads, head_stats, *sources),
+                                       digest=disk_cache.weights_digest(gguf))
     return Study(**value)
 
 
-def computed_study() -> Study:
-    """The study computed now (study() reads it from disk when it can)."""
-    sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
-    trained = heads.head_study(heads.gpt_forward(model()[0]), sets, heads.gpt_forward_many(model()[0]))
-    control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period,
-                                      heads.gpt_forward_many(untrained()))
+def _from_runs(sets, trained, control) -> Study:
+    """The two sets, the trained model's HeadStudy and the untrained copy's measures on the scoring set -> Study."""
     return Study(
         SEQUENCES, sets.period, trained.induction_means, trained.induction.head, trained.induction_interval,
         heads.heads_over(trained.induction_means, STRONG), float(control.induction.mean(axis=0).max()),
@@ -95,17 +88,28 @@ def computed_study() -> Study:
 
 
 @st.cache_resource(show_spinner=False)
+def study() -> Study:
+    """The tested study (attention_core.gpt_studies.heads.head_study: heads picked on one set, scored on the other) on the
+    trained model, and the untrained copy measured on the scoring set. The same at every start (kept on disk)."""
+    return _kept("induction-study", computed_study, (gpt_model, gpt_weights), gpt_weights.gguf_path())
+
+
+def computed_study() -> Study:
+    """The study computed now (study() reads it from disk when it can)."""
+    sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
+    trained = heads.head_study(heads.gpt_forward(model()[0]), sets, heads.gpt_forward_many(model()[0]))
+    control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period,
+                                      heads.gpt_forward_many(untrained()))
+    return _from_runs(sets, trained, control)
+
+
+@st.cache_resource(show_spinner=False)
 def gemma_study() -> Study:
     """The same study on Gemma 3 (each sequence read after the start token, drawn from its normal tokens), beside
-    its untrained copy: read from disk, computed and written there once per machine (the build does it)."""
+    its untrained copy: kept on disk, computed once per machine (the build does it)."""
     from attention_core.gemma import model as gemma_model, weights as gemma_weights
 
-    params = {"code": inspect.getsource(computed_gemma_study), "fields": [f.name for f in fields(Study)],
-              "sequences": SEQUENCES, "period": PERIOD, "strong": STRONG, "untrained_seed": UNTRAINED_SEED}
-    value = disk_cache.load_or_compute("gemma-induction-study", params, lambda: asdict(computed_gemma_study()),
-                                       sources=(heads, head_stats, gemma_model, gemma_weights),
-                                       digest=disk_cache.weights_digest(gemma_weights.gguf_path()))
-    return Study(**value)
+    return _kept("gemma-induction-study", computed_gemma_study, (gemma_model, gemma_weights), gemma_weights.gguf_path())
 
 
 def computed_gemma_study() -> Study:
@@ -120,13 +124,7 @@ def computed_gemma_study() -> Study:
     trained = heads.head_study(None, sets, heads.gemma_forward_many(weights))
     control = heads.measure_sequences(None, sets.scoring, sets.period,
                                       heads.gemma_forward_many(untrained_weights(weights.config, UNTRAINED_SEED)))
-    return Study(
-        SEQUENCES, sets.period, trained.induction_means, trained.induction.head, trained.induction_interval,
-        heads.heads_over(trained.induction_means, STRONG), float(control.induction.mean(axis=0).max()),
-        heads.uniform_induction_score(sets.period), trained.previous_token.head, trained.previous_token_interval,
-        heads.uniform_previous_token_score(2 * sets.period), (trained.first_copy_loss, trained.second_copy_loss),
-        (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
-        tuple(int(i) for i in sets.scoring[0]))
+    return _from_runs(sets, trained, control)
 
 
 def study_of(model_key: str) -> Study:
@@ -386,8 +384,6 @@ def store_results() -> None:
     japanese_facts()
     referent_study()
     held_out_score(s.picked)
-    if gemma_installed():
-        gemma_study()  # lesson 9's study on Gemma, when a learner picks it
     for ids in preset_prompts():  # as the page asks for them (the same conditions)
         chat_top(ids)
         if len(ids) >= 2:
@@ -395,16 +391,6 @@ def store_results() -> None:
             rotary_check(ids, s.previous)
         if len(ids) >= 3:
             random_first(ids)
-
-
-def gemma_installed() -> bool:
-    from attention_core.gemma.weights import GemmaUnavailable, gguf_path
-
-    try:
-        gguf_path()
-    except GemmaUnavailable:
-        return False
-    return True
 
 
 def warm_answers() -> None:
