@@ -40,7 +40,7 @@ RUN python -m attention_core.smollm2.prebuild --strict \
     && python -c "from ui.tiny_gpt.runs import store_offered_runs; store_offered_runs()" \
     && python -m attention_core.gemma.prebuild --strict \
     && python -c "from ui.modern.page import japanese_heads, window_summary; window_summary(); japanese_heads()" \
-    && python -c "from ui.gpt.circuits import gemma_study; gemma_study()"
+    && python -c "from ui.gpt.study import gemma_study; gemma_study()"
 EXPOSE 8501
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

@@ -81,7 +81,7 @@ try:  # Gemma 3: its GGUF joined from four wheels and checked, its float32 cache
     read_gemma(); untrained_gemma()
     from ui.modern.page import japanese_heads, window_summary  # lesson 10b's long-text window and Japanese heads
     window_summary(); japanese_heads()  # (kept on disk once per machine, as lesson 10's band)
-    from ui.gpt.circuits import gemma_study  # lesson 9's induction study when a learner picks Gemma (seconds once)
+    from ui.gpt.study import gemma_study  # lesson 9's induction study when a learner picks Gemma (seconds once)
     gemma_study()
 except Exception as missing:  # Gemma's packages absent: its tests skip, its pages say how to install them
     print(f"(Gemma's float32 caches are not built: {missing})")

@@ -13,7 +13,8 @@ from ui.gpt.page import (GEMMA, SMOLLM2, S, formula, japanese_section, model_car
                          prompt_picker)
 from ui.gpt.rounding import rounding_section
 from ui.gpt.cache import cache_section
-from ui.gpt.circuits import induction_section, sink_section
+from ui.gpt.circuits import induction_section
+from ui.gpt.sink import sink_section
 from ui.gpt.mask import mask_section, minimal_pair_section
 from ui.gpt.next_token import generation_section, next_token_section
 

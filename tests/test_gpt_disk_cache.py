@@ -126,7 +126,7 @@ def test_what_cannot_be_stored_is_refused():
 @pytest.mark.slow
 def test_a_second_start_reads_the_study_from_disk_without_a_model_pass(tmp_path, monkeypatch):
     from attention_core.smollm2 import model as gpt_model
-    from ui.gpt import circuits
+    from ui.gpt import study as circuits  # the study's module
 
     monkeypatch.setattr(circuits, "SEQUENCES", 2)  # a small study: the parameters are part of the file's key
     monkeypatch.setattr(circuits, "PERIOD", 6)
@@ -255,7 +255,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
     (the process's caches cleared) warm_answers reads them back with no pass of the model but the presets' own
     passes, and every value is the one computed."""
     from attention_core.smollm2 import interventions, model as gpt_model
-    from ui.gpt import circuits, mask, next_token, page
+    from ui.gpt import circuits, mask, next_token, page, sink
 
     monkeypatch.setattr(disk_cache, "default_cache_root", lambda: tmp_path)
     passes, here = [], threading.get_ident()  # (a start-up thread of an earlier page test may run passes too)
@@ -264,7 +264,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
         monkeypatch.setattr(module, "run", lambda *a, _real=real, **k: (
             threading.get_ident() == here and passes.append(1), _real(*a, **k))[1])
     functions = (mask.referent_study, circuits.held_out_score, next_token.chat_top, mask.leak_test,
-                 circuits.rotary_check, circuits.random_first)
+                 circuits.rotary_check, sink.random_first)
 
     def restart():
         for function in (*functions, mask.minimal_pair_sentences, page.japanese_facts, page._preset_pass,
@@ -279,7 +279,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
                 "chat": [next_token.chat_top(ids) for ids in presets],
                 "leak": [vars(mask.leak_test(ids)) for ids in presets],
                 "rotary": [circuits.rotary_check(ids, s.previous) for ids in presets],
-                "first": [circuits.random_first(ids) for ids in presets]}
+                "first": [sink.random_first(ids) for ids in presets]}
     for name in ("referent-study", "ordinary-text-held-out", "chat-top", "leak-test", "rotary-check", "random-first"):
         assert list(tmp_path.rglob(f"{name}-*.json")), name
     restart()
@@ -292,7 +292,7 @@ def test_a_second_start_reads_every_first_answers_result_from_disk(tmp_path, mon
              "chat": [next_token.chat_top(ids) for ids in presets],
              "leak": [vars(mask.leak_test(ids)) for ids in presets],
              "rotary": [circuits.rotary_check(ids, s.previous) for ids in presets],
-             "first": [circuits.random_first(ids) for ids in presets]}
+             "first": [sink.random_first(ids) for ids in presets]}
     assert len(passes) == own_passes  # all of it read back (or from the process's caches): not one pass more
     for key in ("ordinary", "chat", "leak", "rotary", "first"):
         assert again[key] == computed[key], key

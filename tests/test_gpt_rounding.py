@@ -168,7 +168,7 @@ def stated():
     import tomllib
     from pathlib import Path
 
-    from ui.gpt.circuits import PERIOD, SEQUENCES
+    from ui.gpt.study import PERIOD, SEQUENCES
 
     data = tomllib.loads((Path(__file__).resolve().parent.parent / "data" / "gpt.toml").read_text(encoding="utf-8"))
     return data["presets"][0]["text"], " Paris", SEQUENCES, PERIOD

@@ -29,22 +29,33 @@ def served_together(real, reqs) -> tuple[GenerationServer, list]:
     return server, results
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(prompt_ids=(49152,)), "token ids must lie in [0, 49152)"),
-    (dict(prompt_ids=(5,) * 8190, max_new_tokens=3), "context of 8192"),
-    (dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
-    (dict(prompt_ids=(5,), top_p=1.5), "top_p must lie in (0, 1]"),
-    (dict(prompt_ids=(5,), temperature=-1.0), "temperature must be a finite number >= 0"),
-])
-def test_the_real_models_check_refuses_what_the_model_cannot_take(kwargs, message):
-    from attention_core.smollm2.serving import gpt_step_functions
-    from attention_core.smollm2.weights import GPTConfig
+CHECKS = [  # (model, the request's fields, what the refusal says)
+    ("smollm2", dict(prompt_ids=(49152,)), "token ids must lie in [0, 49152)"),
+    ("smollm2", dict(prompt_ids=(5,) * 8190, max_new_tokens=3), "context of 8192"),
+    ("smollm2", dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
+    ("smollm2", dict(prompt_ids=(5,), top_p=1.5), "top_p must lie in (0, 1]"),
+    ("smollm2", dict(prompt_ids=(5,), temperature=-1.0), "temperature must be a finite number >= 0"),
+    ("gemma", dict(prompt_ids=(262144,)), "token ids must lie in [0, 262144)"),
+    ("gemma", dict(prompt_ids=(5,) * 32766, max_new_tokens=3), "context of 32768"),
+    ("gemma", dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
+]
 
-    functions = gpt_step_functions(types.SimpleNamespace(config=GPTConfig()))  # check needs only the sizes
+
+@pytest.mark.parametrize("model, kwargs, message", CHECKS)
+def test_each_real_models_check_refuses_what_the_model_cannot_take(model, kwargs, message):
+    if model == "gemma":
+        from attention_core.gemma.serving import gemma_step_functions as step_functions
+        from attention_core.gemma.weights import GemmaConfig as Config
+    else:
+        from attention_core.smollm2.serving import gpt_step_functions as step_functions
+        from attention_core.smollm2.weights import GPTConfig as Config
+
+    functions = step_functions(types.SimpleNamespace(config=Config()))  # check needs only the sizes
     with pytest.raises(GenerationError) as refused:
         functions.check(GenerationRequest(**kwargs))
     assert message in str(refused.value)
-    functions.check(GenerationRequest((0, 49151), temperature=0.0, top_k=1, top_p=1.0))  # the ends are fine
+    vocab = Config().vocab
+    functions.check(GenerationRequest((0, vocab - 1), temperature=0.0, top_k=1, top_p=1.0))  # the ends are fine
 
 
 @pytest.mark.slow
@@ -72,22 +83,6 @@ def test_the_real_model_batched_equals_one_at_a_time_with_h1s_decode_step_and_sa
     assert 3 in server.batch_sizes  # they shared steps (after any prompts that arrived late had a step of their own)
     wait_for(lambda: not server.running())
     assert generation_threads() == []
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(prompt_ids=(262144,)), "token ids must lie in [0, 262144)"),
-    (dict(prompt_ids=(5,) * 32766, max_new_tokens=3), "context of 32768"),
-    (dict(prompt_ids=(5,), top_k=0), "top_k must be at least 1"),
-])
-def test_gemmas_check_refuses_what_the_model_cannot_take(kwargs, message):
-    from attention_core.gemma.serving import gemma_step_functions
-    from attention_core.gemma.weights import GemmaConfig
-
-    functions = gemma_step_functions(types.SimpleNamespace(config=GemmaConfig()))  # check needs only the sizes
-    with pytest.raises(GenerationError) as refused:
-        functions.check(GenerationRequest(**kwargs))
-    assert message in str(refused.value)
-    functions.check(GenerationRequest((2, 262143), temperature=0.0, top_k=1, top_p=1.0))  # the ends are fine
 
 
 def test_gemma_batched_equals_each_text_run_again_in_full_at_every_step():

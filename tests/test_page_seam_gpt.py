@@ -31,7 +31,7 @@ from attention_core.gpt_studies import heads  # noqa: E402 - only the study's in
 PROMPT = "The capital of France is"  # the page's first preset
 QUESTIONS = ("gpt_next_predict", "gpt_leak_predict", "gpt_it_predict", "gpt_sink_predict", "gpt_induction_predict",
              "gpt_cache_predict")
-SEQUENCES, PERIOD = 8, 20  # the study's two sets of repeated random sequences (ui/gpt/circuits.py)
+SEQUENCES, PERIOD = 8, 20  # the study's two sets of repeated random sequences (ui/gpt/study.py)
 # What each language calls the trained model and its untrained copy: fixed here, not read from the page's own labels
 MEANING = {"en": ("trained", "untrained"), "ja": ("学習済み", "未学習")}
 

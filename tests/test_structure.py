@@ -161,7 +161,7 @@ UI_ALSO = {
     # "Watch a head form" ends on lesson 9's study of the real model (its shared, disk-kept result) beside its own run
     # "Attention as it is built today" runs Gemma, measures it, and sets SmolLM2's tokens and KV cache beside it
     "modern": {"attention_core.gemma", "attention_core.gpt", "attention_core.gpt_studies", "attention_core.smollm2"},
-    "tiny_gpt": {"attention_core.smollm2.weights", "attention_core.gpt.float_cache", "ui.gpt.circuits", "ui.gpt.page"},
+    "tiny_gpt": {"attention_core.smollm2.weights", "attention_core.gpt.float_cache", "ui.gpt.study", "ui.gpt.page"},
 }
 # (ui/summary.py is not among them: the summary draws one live figure from every lesson, so it imports them all)
 UI_FILES = sorted(p for p in (ROOT / "ui").rglob("*.py")

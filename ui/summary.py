@@ -294,11 +294,11 @@ def section_induction(t: Translator) -> None:
     without the model's package the claim is said in words and the caption says why there is no figure."""
     from attention_core.smollm2.weights import GPTUnavailable
     from charts.gpt import grouped_bars
-    from ui.gpt import circuits as gpt_circuits
+    from ui.gpt.study import study as gpt_study
 
     try:
         with st.spinner(t("gpt.study_running")):
-            s = gpt_circuits.study()
+            s = gpt_study()
     except GPTUnavailable:
         with st.container(border=True, key="summary_claim_gpt"):
             st.markdown(t(f"{S}.claim_gpt_short"))

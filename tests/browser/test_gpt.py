@@ -57,15 +57,22 @@ def no_exception(page) -> None:
     assert not errors, f"the page shows an error: {errors}"
 
 
-def test_generation_streams_and_stop_ends_it_where_it_is(page, app_url):
-    ready(page, app_url, seed=2)  # (not 1: the seed box's default, which other pages' tests may have generated with)
-    generate(page)
+def stop(page) -> tuple[int, int]:
+    """Press Stop mid-generation -> (tokens made, tokens asked for), as the page's warning says them."""
     page.locator(".st-key-gpt_stop button").click()
     wait_for_app(page, 120_000)
     no_exception(page)
     warning = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="Stopped after")
     found = re.search(r"Stopped after (\d+) of (\d+) tokens", warning.inner_text())
-    assert found and 0 < int(found.group(1)) < TOKENS and int(found.group(2)) == TOKENS
+    assert found, warning.inner_text()
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_generation_streams_and_stop_ends_it_where_it_is(page, app_url):
+    ready(page, app_url, seed=2)  # (not 1: the seed box's default, which other pages' tests may have generated with)
+    generate(page)
+    made, asked = stop(page)
+    assert 0 < made < TOKENS and asked == TOKENS
     assert written(page)  # what was made before Stop stays on screen
 
 
@@ -112,12 +119,8 @@ def test_gemma_streams_and_stops_too(page, app_url):
     page.locator(".st-key-gpt_next_predict [role='radiogroup'] label").first.click()
     wait_for_app(page, 120_000)
     generate(page)
-    page.locator(".st-key-gpt_stop button").click()
-    wait_for_app(page, 120_000)
-    no_exception(page)
-    warning = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="Stopped after")
-    found = re.search(r"Stopped after (\d+) of (\d+) tokens", warning.inner_text())
-    assert found and 0 < int(found.group(1)) < TOKENS
+    made, asked = stop(page)
+    assert 0 < made < TOKENS and asked == TOKENS
     assert written(page).startswith("The capital of France is")  # the start token is not written out
 
 

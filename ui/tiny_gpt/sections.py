@@ -17,7 +17,7 @@ from attention_core.tiny_gpt.curve import PLATEAU_STEPS, TOLERANCE, flat_stretch
 from charts.gpt import grouped_bars
 from charts.matrix import attention_heatmap
 from charts.tiny_gpt import step_lines
-from ui.gpt.circuits import study as gpt_study  # lesson 9's study of the real model, shared and kept on disk
+from ui.gpt.study import study as gpt_study  # lesson 9's study of the real model, shared and kept on disk
 from ui.shared.gpt_models import INSTALL_COMMAND as GPT_INSTALL_COMMAND
 from ui.shared.common import csv_download, explanation, guarded_fragment, predict_then_reveal
 from ui.shared.display import show_plotly
