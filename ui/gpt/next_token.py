@@ -214,7 +214,9 @@ def generation_section(t, prompt: Prompt, setting: Knobs) -> None:
     if run["request"] != request:
         st.caption(t(f"{S}.gen_changed"))
         return
-    made = run["tokens"]
+    # one snapshot for every line below: the run Stop interrupted can still append a token while this run draws
+    # (seen in the browser test: a table's columns of different lengths, "All arrays must be of the same length")
+    made = list(run["tokens"])
     _show(out, prompt, made)
     st.caption(t(f"{S}.gen_text"))
     if run["error"] is not None:  # a failed step: not the model ending its answer
